@@ -1,0 +1,746 @@
+#include "classifier.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "linereader.h"
+#include "prefilter.h"
+
+#define HITS_PER_RULE 3
+#define DEFAULT_TAIL_LINES 60
+#define DEFAULT_TAIL_BYTES (16 * 1024)
+#define TAIL_BYTES_MAX (1024 * 1024)
+
+struct hit {
+	uint64_t line;
+	char *text;
+};
+
+struct rule_rec {
+	uint64_t count;
+	struct hit hits[HITS_PER_RULE];
+	size_t n;
+};
+
+struct ga_classifier {
+	const struct ga_ruleset *rs;
+	size_t n_rules;
+	struct ga_matcher *matcher;
+	struct ga_linereader reader;
+	struct rule_rec *recs;
+	/* candidate rules of the segment being matched */
+	uint8_t *mark;
+	uint32_t *touched;
+	size_t n_touched;
+	const uint32_t *unfiltered;
+	size_t n_unfiltered;
+	char norm[GA_SEGMENT_MAX + 1];
+	/* the region being scanned */
+	const char *region;
+	size_t region_len;
+	size_t scan_base;       /* offset of the scanned part in the region */
+	size_t counted;         /* '\n' counted in the region up to here */
+	uint64_t counted_line;
+	/* tail: ring of the last tail_bytes raw bytes */
+	char *ring;
+	size_t ring_size;
+	size_t ring_pos;
+	bool ring_full;
+	size_t tail_lines;
+	bool oom;
+};
+
+/* ---- cleaning -------------------------------------------------------- */
+
+/* Copy IN to OUT without ANSI escape sequences (CSI, OSC, two-byte ESC)
+ * and without control characters other than tab.  Returns OUT's length;
+ * OUT has room for LEN bytes. */
+static size_t clean_text(const char *in, size_t len, char *out)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t i = 0, o = 0;
+
+	while (i < len) {
+		unsigned char c = s[i];
+
+		if (c == 0x1b) {
+			i++;
+			if (i < len && s[i] == '[') {
+				/* CSI: parameters, then a final byte 0x40-0x7e */
+				for (i++; i < len && !(s[i] >= 0x40 && s[i] <= 0x7e); i++)
+					;
+				i++;
+			} else if (i < len && s[i] == ']') {
+				/* OSC: until BEL or ESC \ */
+				for (i++; i < len && s[i] != 0x07 && s[i] != 0x1b; i++)
+					;
+				if (i < len && s[i] == 0x1b)
+					i++;
+				i++;
+			} else if (i < len) {
+				i++;
+			}
+			continue;
+		}
+		if ((c < 0x20 && c != '\t') || c == 0x7f) {
+			i++;
+			continue;
+		}
+		out[o++] = (char)c;
+		i++;
+	}
+	return o;
+}
+
+/* Length of the rank prefixes launchers add: "[rank3]: ", "[default0]:",
+ * srun -l's "3: ", and combinations of them. */
+static size_t rank_prefix(const char *s, size_t len)
+{
+	size_t off = 0;
+
+	for (int round = 0; round < 3; round++) {
+		size_t i = off, d;
+
+		while (i < len && s[i] == ' ')
+			i++;
+		if (i < len && s[i] == '[') {
+			size_t j = i + 1;
+
+			while (j < len && ((s[j] >= 'a' && s[j] <= 'z') ||
+					   (s[j] >= 'A' && s[j] <= 'Z')))
+				j++;
+			d = j;
+			while (j < len && s[j] >= '0' && s[j] <= '9')
+				j++;
+			if (j == d || j + 1 >= len || s[j] != ']' || s[j + 1] != ':')
+				break;
+			off = j + 2;
+		} else {
+			size_t j = i;
+
+			while (j < len && s[j] >= '0' && s[j] <= '9')
+				j++;
+			if (j == i || j - i > 6 || j + 1 >= len || s[j] != ':' ||
+			    s[j + 1] != ' ')
+				break;
+			off = j + 2;
+		}
+		while (off < len && s[off] == ' ')
+			off++;
+	}
+	return off;
+}
+
+/* ---- matching a segment ---------------------------------------------- */
+
+static void mark_rule(struct ga_classifier *c, uint32_t rule)
+{
+	if (c->mark[rule])
+		return;
+	c->mark[rule] = 1;
+	c->touched[c->n_touched++] = rule;
+}
+
+static size_t mark_owners(void *ctx, size_t pos, size_t lit)
+{
+	struct ga_classifier *c = ctx;
+	const uint32_t *owners;
+	size_t n;
+
+	ga_ruleset_literal_owners(c->rs, lit, &owners, &n);
+	for (size_t i = 0; i < n; i++)
+		mark_rule(c, owners[i]);
+	return pos + 1;
+}
+
+static void record_hit(struct ga_classifier *c, uint32_t rule, uint64_t line,
+		       const char *text, size_t len)
+{
+	struct rule_rec *rec = &c->recs[rule];
+	struct hit *h;
+
+	rec->count++;
+	if (rec->n >= HITS_PER_RULE)
+		return;
+	h = &rec->hits[rec->n];
+	if (len > GA_EVIDENCE_TEXT_MAX)
+		len = GA_EVIDENCE_TEXT_MAX;
+	h->text = strndup(text, len);
+	if (!h->text) {
+		c->oom = true;
+		return;
+	}
+	h->line = line;
+	rec->n++;
+}
+
+/* Match one segment (raw bytes, no terminator) against the rules whose
+ * literals it contains. */
+static void match_segment(struct ga_classifier *c, const char *seg,
+			  size_t len, uint64_t line)
+{
+	const struct ga_prefilter *pf = ga_ruleset_prefilter(c->rs);
+	size_t n, body;
+
+	n = clean_text(seg, len, c->norm);
+	c->norm[n] = '\0';
+	body = rank_prefix(c->norm, n);
+
+	c->n_touched = 0;
+	if (pf)
+		ga_prefilter_scan(pf, c->norm + body, n - body, mark_owners, c);
+	for (size_t i = 0; i < c->n_unfiltered; i++)
+		mark_rule(c, c->unfiltered[i]);
+	for (size_t i = 0; i < c->n_touched; i++) {
+		uint32_t r = c->touched[i];
+
+		c->mark[r] = 0;
+		if (ga_rule_match(ga_ruleset_rule(c->rs, r), c->matcher,
+				  c->norm + body, n - body) == 1)
+			record_hit(c, r, line, c->norm, n);
+	}
+}
+
+/* ---- scanning a region ----------------------------------------------- */
+
+static bool is_term(char ch)
+{
+	return ch == '\n' || ch == '\r';
+}
+
+static size_t segment_start(const char *r, size_t pos)
+{
+	while (pos > 0 && !is_term(r[pos - 1]))
+		pos--;
+	return pos;
+}
+
+static size_t segment_end(const char *r, size_t len, size_t pos)
+{
+	while (pos < len && !is_term(r[pos]))
+		pos++;
+	return pos;
+}
+
+/* Line number of the segment starting at region offset POS (increasing
+ * from call to call within a region). */
+static uint64_t line_at(struct ga_classifier *c, size_t pos)
+{
+	const char *p = c->region + c->counted, *end = c->region + pos;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (!nl)
+			break;
+		c->counted_line++;
+		p = nl + 1;
+	}
+	c->counted = pos;
+	return c->counted_line;
+}
+
+/* Match the whole segment around region offset POS; returns the offset
+ * just past its terminator. */
+static size_t match_around(struct ga_classifier *c, size_t pos)
+{
+	size_t s = segment_start(c->region, pos);
+	size_t e = segment_end(c->region, c->region_len, pos);
+
+	match_segment(c, c->region + s, e - s, line_at(c, s));
+	return e + 1;
+}
+
+static size_t on_literal(void *ctx, size_t pos, size_t lit)
+{
+	struct ga_classifier *c = ctx;
+
+	(void)lit;
+	return match_around(c, c->scan_base + pos) - c->scan_base;
+}
+
+static void on_region(void *ctx, const char *data, size_t len,
+		      uint64_t first_line)
+{
+	struct ga_classifier *c = ctx;
+	const struct ga_prefilter *pf = ga_ruleset_prefilter(c->rs);
+	size_t pos = 0;
+
+	c->region = data;
+	c->region_len = len;
+	c->counted = 0;
+	c->counted_line = first_line;
+
+	if (c->n_unfiltered) {
+		/* Some rule has no literal: every segment must be matched. */
+		while (pos < len)
+			pos = match_around(c, pos);
+		return;
+	}
+	/* Fast path: the prefilter over the raw bytes, except that segments
+	 * with escape sequences are cleaned first (colour codes can split a
+	 * literal). */
+	while (pos < len) {
+		const char *esc = memchr(data + pos, 0x1b, len - pos);
+		size_t stop = esc ? segment_start(data, (size_t)(esc - data)) : len;
+
+		if (stop > pos && pf) {
+			c->scan_base = pos;
+			ga_prefilter_scan(pf, data + pos, stop - pos, on_literal, c);
+		}
+		if (!esc)
+			break;
+		pos = match_around(c, (size_t)(esc - data));
+	}
+}
+
+/* ---- tail ------------------------------------------------------------ */
+
+static void ring_feed(struct ga_classifier *c, const char *data, size_t len)
+{
+	if (!c->ring_size)
+		return;
+	if (len >= c->ring_size) {
+		memcpy(c->ring, data + len - c->ring_size, c->ring_size);
+		c->ring_pos = 0;
+		c->ring_full = true;
+		return;
+	}
+	while (len) {
+		size_t n = c->ring_size - c->ring_pos;
+
+		if (n > len)
+			n = len;
+		memcpy(c->ring + c->ring_pos, data, n);
+		c->ring_pos += n;
+		data += n;
+		len -= n;
+		if (c->ring_pos == c->ring_size) {
+			c->ring_pos = 0;
+			c->ring_full = true;
+		}
+	}
+}
+
+/* The last tail_lines lines of the ring, each as a terminal would show
+ * it (the last non-empty '\r' segment), cleaned. */
+static char *render_tail(struct ga_classifier *c, size_t *n_lines)
+{
+	size_t len = c->ring_full ? c->ring_size : c->ring_pos;
+	char *lin = malloc(len + 1), *clean = NULL;
+	size_t start = 0, count = 0, end;
+	struct ga_buf out;
+
+	*n_lines = 0;
+	if (!lin)
+		return NULL;
+	if (c->ring_full) {
+		memcpy(lin, c->ring + c->ring_pos, c->ring_size - c->ring_pos);
+		memcpy(lin + c->ring_size - c->ring_pos, c->ring, c->ring_pos);
+		/* The first line is probably cut: drop it. */
+		while (start < len && lin[start] != '\n')
+			start++;
+		if (start < len)
+			start++;
+	} else {
+		memcpy(lin, c->ring, len);
+	}
+	end = len;
+	if (end > start && lin[end - 1] == '\n')
+		end--;
+	/* Walk back to the first of the last tail_lines lines. */
+	{
+		size_t p = end;
+
+		while (p > start && count < c->tail_lines) {
+			p--;
+			while (p > start && lin[p - 1] != '\n')
+				p--;
+			count++;
+		}
+		start = p;
+	}
+	ga_buf_init(&out);
+	clean = malloc(GA_SEGMENT_MAX + 1);
+	if (!clean) {
+		free(lin);
+		return NULL;
+	}
+	for (size_t p = start; count && p <= end;) {
+		size_t e = p, s, k, n;
+
+		while (e < end && lin[e] != '\n')
+			e++;
+		/* The last '\r' segment is what the terminal showed. */
+		k = e;
+		while (k > p && lin[k - 1] == '\r')
+			k--;
+		s = k;
+		while (s > p && lin[s - 1] != '\r')
+			s--;
+		if (k - s > GA_SEGMENT_MAX)
+			k = s + GA_SEGMENT_MAX;
+		n = clean_text(lin + s, k - s, clean);
+		ga_buf_append(&out, clean, n);
+		ga_buf_putc(&out, '\n');
+		(*n_lines)++;
+		if (e >= end)
+			break;
+		p = e + 1;
+	}
+	free(clean);
+	free(lin);
+	return ga_buf_steal(&out);
+}
+
+/* ---- public ---------------------------------------------------------- */
+
+struct ga_classifier *ga_classifier_create(const struct ga_ruleset *rs)
+{
+	struct ga_classifier *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->rs = rs;
+	c->n_rules = ga_ruleset_size(rs);
+	c->matcher = ga_matcher_create();
+	c->recs = calloc(c->n_rules + 1, sizeof(*c->recs));
+	c->mark = calloc(c->n_rules + 1, 1);
+	c->touched = calloc(c->n_rules + 1, sizeof(*c->touched));
+	if (!c->matcher || !c->recs || !c->mark || !c->touched) {
+		ga_classifier_destroy(c);
+		return NULL;
+	}
+	c->n_unfiltered = ga_ruleset_unfiltered(rs, &c->unfiltered);
+	ga_linereader_init(&c->reader, on_region, c);
+	ga_classifier_set_tail(c, DEFAULT_TAIL_LINES, DEFAULT_TAIL_BYTES);
+	return c;
+}
+
+void ga_classifier_set_tail(struct ga_classifier *c, size_t lines, size_t bytes)
+{
+	char *ring = NULL;
+
+	if (bytes > TAIL_BYTES_MAX)
+		bytes = TAIL_BYTES_MAX;
+	if (bytes && !(ring = malloc(bytes)))
+		bytes = 0;
+	free(c->ring);
+	c->ring = ring;
+	c->ring_size = bytes;
+	c->ring_pos = 0;
+	c->ring_full = false;
+	c->tail_lines = lines;
+}
+
+void ga_classifier_destroy(struct ga_classifier *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; c->recs && i < c->n_rules; i++)
+		for (size_t k = 0; k < c->recs[i].n; k++)
+			free(c->recs[i].hits[k].text);
+	free(c->recs);
+	free(c->mark);
+	free(c->touched);
+	ga_matcher_destroy(c->matcher);
+	free(c->ring);
+	free(c);
+}
+
+void ga_classifier_feed(struct ga_classifier *c, const char *data, size_t len)
+{
+	ring_feed(c, data, len);
+	ga_linereader_feed(&c->reader, data, len);
+}
+
+void ga_verdict_init(struct ga_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->cls = GA_CLASS_UNKNOWN;
+}
+
+static void evidence_clear(struct ga_evidence *e)
+{
+	free(e->rule);
+	free(e->text);
+	memset(e, 0, sizeof(*e));
+}
+
+void ga_verdict_finish(struct ga_verdict *v)
+{
+	for (size_t i = 0; i < v->n_evidence; i++)
+		evidence_clear(&v->evidence[i]);
+	for (size_t i = 0; i < v->n_others; i++)
+		evidence_clear(&v->others[i]);
+	free(v->rule);
+	free(v->hint);
+	free(v->tail);
+	ga_verdict_init(v);
+}
+
+/* The first line at which rule I counts, UINT64_MAX for a status rule,
+ * 0 when it does not count for ST. */
+static uint64_t rule_first_line(const struct ga_classifier *c, size_t i,
+				const struct ga_status *st)
+{
+	const struct ga_rule *r = ga_ruleset_rule(c->rs, i);
+
+	if (!ga_rule_status_ok(r, st))
+		return 0;
+	if (!ga_rule_has_patterns(r))
+		return UINT64_MAX;
+	return c->recs[i].n ? c->recs[i].hits[0].line : 0;
+}
+
+static bool set_evidence(struct ga_evidence *e, uint64_t line,
+			 const struct ga_rule *r, const char *text)
+{
+	e->line = line;
+	e->cls = ga_rule_class(r);
+	e->rule = strdup(ga_rule_id(r));
+	e->text = strdup(text);
+	return e->rule && e->text;
+}
+
+static int cmp_evidence(const void *a, const void *b)
+{
+	const struct ga_evidence *x = a, *y = b;
+
+	/* Facts (line 0) after the log lines. */
+	uint64_t lx = x->line ? x->line : UINT64_MAX;
+	uint64_t ly = y->line ? y->line : UINT64_MAX;
+
+	return lx < ly ? -1 : (lx > ly);
+}
+
+/* Add rule I's evidence for ST to V->evidence (class already chosen). */
+static bool add_rule_evidence(struct ga_classifier *c, size_t i,
+			      const struct ga_status *st, struct ga_verdict *v)
+{
+	const struct ga_rule *r = ga_ruleset_rule(c->rs, i);
+	bool ok = true;
+
+	if (!ga_rule_has_patterns(r)) {
+		struct ga_buf b;
+
+		if (v->n_evidence >= GA_EVIDENCE_MAX)
+			return true;
+		ga_buf_init(&b);
+		ga_rule_describe_status(r, st, &b);
+		ok = !b.failed && set_evidence(&v->evidence[v->n_evidence++],
+					       0, r, b.data ? b.data : "");
+		ga_buf_finish(&b);
+		return ok;
+	}
+	for (size_t k = 0; k < c->recs[i].n; k++) {
+		const struct hit *h = &c->recs[i].hits[k];
+		bool dup = false;
+
+		for (size_t j = 0; j < v->n_evidence; j++)
+			dup |= v->evidence[j].line == h->line;
+		if (dup || v->n_evidence >= GA_EVIDENCE_MAX)
+			continue;
+		ok &= set_evidence(&v->evidence[v->n_evidence++], h->line, r,
+				   h->text);
+	}
+	return ok;
+}
+
+int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
+			 struct ga_verdict *v)
+{
+	struct ga_status unknown;
+	size_t best = SIZE_MAX;
+	uint64_t best_line = 0;
+	bool ok = !c->oom;
+
+	if (!st) {
+		ga_status_init(&unknown);
+		st = &unknown;
+	}
+	ga_linereader_finish(&c->reader);
+	ga_verdict_finish(v);
+	v->status = *st;
+	v->lines = ga_linereader_lines(&c->reader);
+	v->bytes = c->reader.bytes;
+	v->long_lines = c->reader.long_segments;
+
+	/* Rules are in priority order: the best is the earliest-matching
+	 * rule among those of the top priority that count. */
+	for (size_t i = 0; i < c->n_rules; i++) {
+		uint64_t line = rule_first_line(c, i, st);
+		const struct ga_rule *r = ga_ruleset_rule(c->rs, i);
+
+		if (!line)
+			continue;
+		if (best != SIZE_MAX &&
+		    ga_rule_priority(r) < ga_rule_priority(ga_ruleset_rule(c->rs, best)))
+			break;
+		if (best == SIZE_MAX || line < best_line) {
+			best = i;
+			best_line = line;
+		}
+	}
+
+	if (best == SIZE_MAX) {
+		v->cls = ga_status_failed(st) ? GA_CLASS_UNKNOWN : GA_CLASS_SUCCESS;
+		v->hint = strdup(ga_class_default_hint(v->cls));
+		ok &= v->hint != NULL;
+	} else {
+		const struct ga_rule *r = ga_ruleset_rule(c->rs, best);
+
+		v->cls = ga_rule_class(r);
+		v->priority = ga_rule_priority(r);
+		v->rule = strdup(ga_rule_id(r));
+		v->hint = strdup(ga_rule_hint(r));
+		ok &= v->rule && v->hint;
+		ok &= add_rule_evidence(c, best, st, v);
+		for (size_t i = 0; i < c->n_rules; i++)
+			if (i != best && rule_first_line(c, i, st) &&
+			    ga_rule_class(ga_ruleset_rule(c->rs, i)) == v->cls)
+				ok &= add_rule_evidence(c, i, st, v);
+		qsort(v->evidence, v->n_evidence, sizeof(v->evidence[0]),
+		      cmp_evidence);
+	}
+
+	/* First occurrence of every other class that has evidence. */
+	for (int cls = 0; cls < GA_CLASS_COUNT; cls++) {
+		size_t first = SIZE_MAX;
+		uint64_t first_line = UINT64_MAX;
+
+		if (best != SIZE_MAX && cls == (int)v->cls)
+			continue;
+		for (size_t i = 0; i < c->n_rules; i++) {
+			const struct ga_rule *r = ga_ruleset_rule(c->rs, i);
+			uint64_t line;
+
+			if ((int)ga_rule_class(r) != cls || !ga_rule_has_patterns(r) ||
+			    !c->recs[i].n)
+				continue;
+			line = c->recs[i].hits[0].line;
+			if (line < first_line) {
+				first = i;
+				first_line = line;
+			}
+		}
+		if (first != SIZE_MAX)
+			ok &= set_evidence(&v->others[v->n_others++], first_line,
+					   ga_ruleset_rule(c->rs, first),
+					   c->recs[first].hits[0].text);
+	}
+	qsort(v->others, v->n_others, sizeof(v->others[0]), cmp_evidence);
+
+	v->tail = render_tail(c, &v->tail_lines);
+	ok &= v->tail != NULL;
+	return ok ? 0 : -ENOMEM;
+}
+
+static void write_evidence(struct ga_buf *out, const struct ga_evidence *e,
+			   size_t n)
+{
+	ga_buf_putc(out, '[');
+	for (size_t i = 0; i < n; i++) {
+		int first = 1;
+
+		if (i)
+			ga_buf_putc(out, ',');
+		ga_buf_putc(out, '{');
+		ga_json_key(out, &first, "line");
+		ga_buf_printf(out, "%llu", (unsigned long long)e[i].line);
+		ga_json_key(out, &first, "class");
+		ga_json_str(out, ga_class_name(e[i].cls));
+		ga_json_key(out, &first, "rule");
+		ga_json_str(out, e[i].rule);
+		ga_json_key(out, &first, "text");
+		ga_json_str(out, e[i].text);
+		ga_buf_putc(out, '}');
+	}
+	ga_buf_putc(out, ']');
+}
+
+void ga_verdict_write_json(const struct ga_verdict *v, struct ga_buf *out)
+{
+	int first = 1;
+
+	ga_buf_putc(out, '{');
+	ga_json_key(out, &first, "class");
+	ga_json_str(out, ga_class_name(v->cls));
+	ga_json_key(out, &first, "title");
+	ga_json_str(out, ga_class_title(v->cls));
+	ga_json_key(out, &first, "rule");
+	ga_json_str(out, v->rule);
+	ga_json_key(out, &first, "hint");
+	ga_json_str(out, v->hint);
+	ga_json_key(out, &first, "evidence");
+	write_evidence(out, v->evidence, v->n_evidence);
+	ga_json_key(out, &first, "also_seen");
+	write_evidence(out, v->others, v->n_others);
+	ga_json_key(out, &first, "exit_code");
+	if (v->status.known && !v->status.signal)
+		ga_buf_printf(out, "%d", v->status.exit_code);
+	else
+		ga_buf_puts(out, "null");
+	ga_json_key(out, &first, "signal");
+	if (v->status.known && v->status.signal) {
+		const char *name = ga_signal_name(v->status.signal);
+
+		if (name)
+			ga_json_str(out, name);
+		else
+			ga_buf_printf(out, "%d", v->status.signal);
+	} else {
+		ga_buf_puts(out, "null");
+	}
+	if (v->status.state != GA_STATE_NONE) {
+		ga_json_key(out, &first, "scheduler_state");
+		ga_json_str(out, ga_sched_state_name(v->status.state));
+	}
+	if (v->status.oom_kills) {
+		ga_json_key(out, &first, "oom_kills");
+		ga_buf_printf(out, "%d", v->status.oom_kills);
+	}
+	ga_json_key(out, &first, "lines");
+	ga_buf_printf(out, "%llu", (unsigned long long)v->lines);
+	ga_json_key(out, &first, "bytes");
+	ga_buf_printf(out, "%llu", (unsigned long long)v->bytes);
+	ga_json_key(out, &first, "long_lines");
+	ga_buf_printf(out, "%llu", (unsigned long long)v->long_lines);
+	ga_buf_putc(out, '}');
+}
+
+int ga_classify_fd(const struct ga_ruleset *rs, int fd,
+		   const struct ga_status *st, struct ga_verdict *v)
+{
+	struct ga_classifier *c = ga_classifier_create(rs);
+	char *buf = malloc(1 << 20);
+	int rc = 0;
+
+	if (!c || !buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf, 1 << 20);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		ga_classifier_feed(c, buf, (size_t)n);
+	}
+	if (ga_classifier_finish(c, st, v) < 0 && rc == 0)
+		rc = -ENOMEM;
+out:
+	free(buf);
+	ga_classifier_destroy(c);
+	return rc;
+}
