@@ -1,0 +1,344 @@
+#include "config.h"
+
+#include "ga-config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stddef.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum kind { K_STR, K_UINT, K_U64, K_BOOL, K_MODE, K_OCTAL, K_POLICY, K_TLS };
+
+struct key {
+	const char *section;
+	const char *name;
+	enum kind kind;
+	size_t offset;
+	uint64_t min, max;      /* for numbers */
+};
+
+#define F(field) offsetof(struct ga_config, field)
+#define MiB (UINT64_C(1) << 20)
+
+/* Every key, its type and its bounds.  Values outside are rejected: the
+ * file is written by an admin but read inside slurmstepd. */
+static const struct key keys[] = {
+	{ "general", "default_mode", K_MODE, F(default_mode), 0, 0 },
+	{ "general", "log_pattern", K_STR, F(log_pattern), 1, PATH_MAX },
+	{ "general", "log_file_mode", K_OCTAL, F(log_file_mode), 0400, 0666 },
+	{ "general", "rules_dir", K_STR, F(rules_dir), 0, PATH_MAX },
+	{ "general", "spool_dir", K_STR, F(spool_dir), 1, PATH_MAX },
+	{ "general", "tail_lines", K_UINT, F(tail_lines), 0, 10000 },
+	{ "general", "helper_max_rss", K_U64, F(helper_max_rss), 8 * MiB, 4096 * MiB },
+	{ "general", "drain_timeout_ms", K_UINT, F(drain_timeout_ms), 10, 60000 },
+	{ "general", "query_scheduler", K_BOOL, F(query_scheduler), 0, 1 },
+	{ "recipients", "policy", K_POLICY, F(recipient_policy), 0, 0 },
+	{ "recipients", "owner_domain", K_STR, F(owner_domain), 0, 253 },
+	{ "recipients", "allowed_domains", K_STR, F(allowed_domains), 0, 4096 },
+	{ "recipients", "max_recipients", K_UINT, F(max_recipients), 1, 100 },
+	{ "spool", "entry_max", K_U64, F(spool_entry_max), 64 * 1024, 1024 * MiB },
+	{ "spool", "total_max", K_U64, F(spool_total_max), MiB, UINT64_C(1) << 40 },
+	{ "mail", "smtp_url", K_STR, F(smtp_url), 0, 1024 },
+	{ "mail", "tls", K_TLS, F(tls), 0, 0 },
+	{ "mail", "from", K_STR, F(mail_from), 0, 254 },
+	{ "mail", "credentials_file", K_STR, F(credentials_file), 0, PATH_MAX },
+	{ "mail", "connect_timeout", K_UINT, F(connect_timeout_s), 1, 600 },
+	{ "mail", "timeout", K_UINT, F(timeout_s), 1, 3600 },
+	{ "mail", "attach_budget", K_U64, F(attach_budget), 0, 100 * MiB },
+	{ "mail", "artifact_globs", K_STR, F(artifact_globs), 0, 4096 },
+	{ "mail", "max_age", K_UINT, F(max_age_s), 60, 30 * 86400 },
+	{ "mail", "retry_base", K_UINT, F(retry_base_s), 1, 86400 },
+	{ "mail", "rate_per_user_hour", K_UINT, F(rate_per_user_hour), 1, 100000 },
+	{ "mail", "rate_global_hour", K_UINT, F(rate_global_hour), 1, 1000000 },
+	{ "webhook", "url", K_STR, F(webhook_url), 0, 2048 },
+	{ "webhook", "timeout", K_UINT, F(webhook_timeout_s), 1, 600 },
+};
+
+static const char *const mode_names[] = { "off", "log", "email", "webhook" };
+
+int ga_mode_from_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+		if (!strcmp(name, mode_names[i]))
+			return (int)i;
+	return -1;
+}
+
+const char *ga_mode_name(enum ga_mode mode)
+{
+	if ((size_t)mode >= sizeof(mode_names) / sizeof(mode_names[0]))
+		return "?";
+	return mode_names[mode];
+}
+
+static char **str_field(struct ga_config *cfg, const struct key *k)
+{
+	return (char **)((char *)cfg + k->offset);
+}
+
+static int set_str(struct ga_config *cfg, const struct key *k, const char *v)
+{
+	char *dup = strdup(v);
+
+	if (!dup)
+		return -ENOMEM;
+	free(*str_field(cfg, k));
+	*str_field(cfg, k) = dup;
+	return 0;
+}
+
+int ga_config_init(struct ga_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->default_mode = GA_MODE_LOG;
+	cfg->log_file_mode = 0600;
+	cfg->tail_lines = 60;
+	cfg->helper_max_rss = 256 * MiB;
+	cfg->drain_timeout_ms = 5000;
+	cfg->query_scheduler = true;
+	cfg->recipient_policy = GA_RECIPIENTS_OWNER;
+	cfg->max_recipients = 5;
+	cfg->spool_entry_max = 4 * MiB;
+	cfg->spool_total_max = 1024 * MiB;
+	cfg->tls = GA_TLS_NONE;
+	cfg->connect_timeout_s = 10;
+	cfg->timeout_s = 60;
+	cfg->attach_budget = 2 * MiB;
+	cfg->max_age_s = 3 * 86400;
+	cfg->retry_base_s = 60;
+	cfg->rate_per_user_hour = 20;
+	cfg->rate_global_hour = 500;
+	cfg->webhook_timeout_s = 10;
+	cfg->log_pattern = strdup("%w/gpualert-%j.%s.%t.log");
+	cfg->rules_dir = strdup(GA_DEFAULT_RULES_DIR);
+	cfg->spool_dir = strdup(GA_DEFAULT_SPOOL_DIR);
+	cfg->smtp_url = strdup("smtp://localhost:25");
+	cfg->mail_from = strdup("gpualert@localhost");
+	cfg->artifact_globs = strdup("");
+	if (!cfg->log_pattern || !cfg->rules_dir || !cfg->spool_dir ||
+	    !cfg->smtp_url || !cfg->mail_from || !cfg->artifact_globs)
+		return -ENOMEM;
+	return 0;
+}
+
+void ga_config_finish(struct ga_config *cfg)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (keys[i].kind == K_STR)
+			free(*str_field(cfg, &keys[i]));
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+static int parse_u64(const char *v, int base, uint64_t min, uint64_t max,
+		     uint64_t *out)
+{
+	char *end;
+	unsigned long long n;
+
+	if (*v == '-' || *v == '\0')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(v, &end, base);
+	if (errno || end == v)
+		return -EINVAL;
+	/* Sizes may carry a K/M/G suffix. */
+	if (*end && base == 10 && !end[1]) {
+		unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 :
+				 *end == 'G' ? 30 : 0;
+
+		if (!shift || n > (UINT64_MAX >> shift))
+			return -EINVAL;
+		n <<= shift;
+		end++;
+	}
+	if (*end || n < min || n > max)
+		return -EINVAL;
+	*out = n;
+	return 0;
+}
+
+/* Apply VALUE to key K.  Returns 0, -EINVAL (with *WHY set) or -ENOMEM. */
+static int apply(struct ga_config *cfg, const struct key *k, const char *value,
+		 const char **why)
+{
+	void *field = (char *)cfg + k->offset;
+	uint64_t n;
+	int v;
+
+	switch (k->kind) {
+	case K_STR:
+		if (strlen(value) < k->min || strlen(value) > k->max) {
+			*why = "value is empty or too long";
+			return -EINVAL;
+		}
+		/* A value reaching the plugin must not smuggle control
+		 * characters into paths, headers or logs. */
+		for (const char *c = value; *c; c++) {
+			if ((unsigned char)*c < 0x20) {
+				*why = "value contains a control character";
+				return -EINVAL;
+			}
+		}
+		return set_str(cfg, k, value);
+	case K_UINT:
+	case K_U64:
+		if (parse_u64(value, 10, k->min, k->max, &n) < 0) {
+			*why = "not a number in the allowed range";
+			return -EINVAL;
+		}
+		if (k->kind == K_UINT)
+			*(unsigned *)field = (unsigned)n;
+		else
+			*(uint64_t *)field = n;
+		return 0;
+	case K_OCTAL:
+		if (parse_u64(value, 8, k->min, k->max, &n) < 0) {
+			*why = "not an octal file mode between 0400 and 0666";
+			return -EINVAL;
+		}
+		*(unsigned *)field = (unsigned)n;
+		return 0;
+	case K_BOOL:
+		if (!strcasecmp(value, "yes") || !strcasecmp(value, "true") ||
+		    !strcmp(value, "1"))
+			*(bool *)field = true;
+		else if (!strcasecmp(value, "no") || !strcasecmp(value, "false") ||
+			 !strcmp(value, "0"))
+			*(bool *)field = false;
+		else {
+			*why = "not yes or no";
+			return -EINVAL;
+		}
+		return 0;
+	case K_MODE:
+		v = ga_mode_from_name(value);
+		if (v < 0) {
+			*why = "not one of off, log, email, webhook";
+			return -EINVAL;
+		}
+		*(enum ga_mode *)field = (enum ga_mode)v;
+		return 0;
+	case K_POLICY:
+		if (!strcmp(value, "owner"))
+			*(enum ga_recipient_policy *)field = GA_RECIPIENTS_OWNER;
+		else if (!strcmp(value, "domains"))
+			*(enum ga_recipient_policy *)field = GA_RECIPIENTS_DOMAINS;
+		else {
+			*why = "not owner or domains";
+			return -EINVAL;
+		}
+		return 0;
+	case K_TLS:
+		if (!strcmp(value, "none"))
+			*(enum ga_tls *)field = GA_TLS_NONE;
+		else if (!strcmp(value, "starttls"))
+			*(enum ga_tls *)field = GA_TLS_STARTTLS;
+		else if (!strcmp(value, "try"))
+			*(enum ga_tls *)field = GA_TLS_TRY;
+		else if (!strcmp(value, "implicit"))
+			*(enum ga_tls *)field = GA_TLS_IMPLICIT;
+		else {
+			*why = "not none, starttls, try or implicit";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	*why = "internal error";
+	return -EINVAL;
+}
+
+static const struct key *find_key(const char *section, const char *name)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if ((!section || !strcmp(keys[i].section, section)) &&
+		    !strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+struct load_ctx {
+	struct ga_config *cfg;
+	struct ga_diag *diag;
+	const char *path;
+	int errors;
+	int nomem;
+};
+
+static int on_ini(void *user, const char *section, const char *name,
+		  const char *value, int lineno)
+{
+	struct load_ctx *ctx = user;
+	const struct key *k = find_key(section, name);
+	const char *why = NULL;
+	int rc;
+
+	if (!k) {
+		ga_diag_error(ctx->diag, ctx->path, (unsigned)lineno,
+			      "unknown key '%s' in section [%s]", name, section);
+		ctx->errors++;
+		return 1; /* keep going: report every problem */
+	}
+	rc = apply(ctx->cfg, k, value, &why);
+	if (rc == -ENOMEM)
+		ctx->nomem = 1;
+	else if (rc < 0) {
+		ga_diag_error(ctx->diag, ctx->path, (unsigned)lineno,
+			      "[%s] %s = '%s': %s", section, name, value, why);
+		ctx->errors++;
+	}
+	return 1;
+}
+
+int ga_config_load(struct ga_config *cfg, const char *path,
+		   struct ga_diag *diag)
+{
+	struct load_ctx ctx = { cfg, diag, path, 0, 0 };
+	FILE *f = fopen(path, "re");
+	int rc;
+
+	if (!f)
+		return -errno;
+	rc = ini_parse_file(f, on_ini, &ctx);
+	fclose(f);
+	if (rc > 0) {
+		/* inih: the first line it could not parse (e.g. over its
+		 * line length limit, or a missing ']'). */
+		ga_diag_error(diag, path, (unsigned)rc, "cannot parse this line "
+			      "(malformed, or longer than inih's limit)");
+		ctx.errors++;
+	} else if (rc < 0) {
+		return -EIO;
+	}
+	if (ctx.nomem)
+		return -ENOMEM;
+	return ctx.errors ? -EINVAL : 0;
+}
+
+int ga_config_set(struct ga_config *cfg, const char *key, const char *value,
+		  const char *origin, struct ga_diag *diag)
+{
+	char section[32] = "";
+	const char *name = key, *dot = strchr(key, '.');
+	const struct key *k;
+	const char *why = NULL;
+	int rc;
+
+	if (dot && (size_t)(dot - key) < sizeof(section)) {
+		memcpy(section, key, (size_t)(dot - key));
+		section[dot - key] = '\0';
+		name = dot + 1;
+	}
+	k = find_key(dot ? section : NULL, name);
+	if (!k) {
+		ga_diag_error(diag, origin, 0, "unknown setting '%s'", key);
+		return -EINVAL;
+	}
+	rc = apply(cfg, k, value, &why);
+	if (rc == -EINVAL)
+		ga_diag_error(diag, origin, 0, "%s=%s: %s", key, value, why);
+	return rc;
+}

@@ -1,0 +1,97 @@
+/* The structured report: what gpualert knows about one step (Slurm) or
+ * one wrapped command (gpualert run), in a versioned JSON schema that the
+ * spool carries to `gpualert send` (README.md, "Report schema").
+ *
+ * Schema version 1, one JSON object:
+ *   schema (1), gpualert (version), origin ("slurm"|"run"),
+ *   job_id, step_id, array_job_id?, array_task_id?, job_name, user, uid,
+ *   gid, node, work_dir, command, mode ("log"|"email"|"webhook"),
+ *   recipients [..], start_time, end_time (unix seconds, 0 = unknown),
+ *   scheduler_state?, root_task (index into tasks, -1 if none failed),
+ *   class, rule, hint (the root cause: the root task's verdict, or the
+ *   step's when no task failed),
+ *   tasks: [ { task_id, node, log_path, start_time, end_time,
+ *              capture_error?, verdict: <classify --json object>,
+ *              tail? (root task and the first failing tasks only) } ]
+ */
+#ifndef GPUALERT_COMMON_REPORT_H
+#define GPUALERT_COMMON_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "classifier.h"
+#include "status.h"
+
+#define GA_REPORT_SCHEMA 1
+#define GA_REPORT_MAX_TASKS 100000
+#define GA_REPORT_MAX_RECIPIENTS 100
+
+struct ga_task_report {
+	uint32_t task_id;               /* global rank */
+	char *node;
+	char *log_path;                 /* durable log; NULL if none */
+	int64_t start_time, end_time;
+	char *capture_error;            /* why capture degraded; NULL if OK */
+	struct ga_verdict verdict;      /* includes the exit status */
+};
+
+struct ga_report {
+	int schema;
+	char *origin;
+	char *job_id;
+	char *step_id;
+	char *array_job_id;             /* NULL when not an array job */
+	char *array_task_id;
+	char *job_name;
+	char *user;
+	uint32_t uid, gid;
+	char *node;
+	char *work_dir;
+	char *command;
+	char *mode;
+	char **recipients;
+	size_t n_recipients;
+	int64_t start_time, end_time;
+	enum ga_sched_state sched_state;
+	struct ga_task_report *tasks;
+	size_t n_tasks;
+	long root_task;                 /* -1: no task failed */
+};
+
+/* Caller storage; every string field is heap-owned by the report. */
+void ga_report_init(struct ga_report *r);
+void ga_report_finish(struct ga_report *r);
+
+/* Append a zeroed task (verdict initialised) and return it, or NULL on
+ * ENOMEM or past GA_REPORT_MAX_TASKS.  Earlier task pointers may move. */
+struct ga_task_report *ga_report_add_task(struct ga_report *r);
+
+/* Set a string field: *FIELD = strdup(VALUE) (NULL allowed), freeing the
+ * old value.  Returns 0 or -ENOMEM. */
+int ga_report_set(char **field, const char *value);
+
+/* Add a recipient (copied).  Returns 0, -ENOMEM or -E2BIG. */
+int ga_report_add_recipient(struct ga_report *r, const char *addr);
+
+/* Choose the root cause: the failing task that ended first (the one whose
+ * crash the others echo), ties broken by class priority then rank.  Sets
+ * r->root_task (-1 when no task failed). */
+void ga_report_choose_root(struct ga_report *r);
+
+/* The report's overall class: the root task's, else success. */
+enum ga_class ga_report_class(const struct ga_report *r);
+
+/* Append the report as one JSON object (no newline). */
+void ga_report_write_json(const struct ga_report *r, struct ga_buf *out);
+
+/* Parse a report written by ga_report_write_json (or by an older/newer
+ * gpualert with the same schema number).  TEXT is untrusted: sizes and
+ * types are checked, unknown keys ignored.  Fills R (initialised by the
+ * caller).  Returns 0, -EINVAL (malformed; *ERR names the problem, static
+ * string) or -ENOMEM. */
+int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
+			 const char **err);
+
+#endif
