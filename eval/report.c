@@ -398,8 +398,9 @@ static void shade(double v, int rgb[3])
 {
 	static const int lo[3] = { 247, 251, 255 }, hi[3] = { 8, 48, 107 };
 
+	/* The value stays within [8, 255], so +0.5 rounds to nearest. */
 	for (int i = 0; i < 3; i++)
-		rgb[i] = lo[i] + (int)((hi[i] - lo[i]) * v + (v >= 0 ? 0.5 : -0.5));
+		rgb[i] = (int)(lo[i] + (hi[i] - lo[i]) * v + 0.5);
 }
 
 static void svg_panel(const struct ga_eval *ev, enum ga_eval_system s,

@@ -1,5 +1,6 @@
 /* Unit tests (TAP) of the evaluation's metrics and baselines. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,6 @@ static int n_test, n_fail;
 
 static void ok(int cond, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
-#include <stdarg.h>
 
 static void ok(int cond, const char *fmt, ...)
 {
