@@ -23,9 +23,13 @@ else
 	meson setup "$build" "${opts[@]}"
 fi
 ninja -C "$build"
-meson test -C "$build" --print-errorlogs --num-processes 2
+status=0
+meson test -C "$build" --print-errorlogs --num-processes 2 || status=$?
 
 fuzz=${FUZZ_SECONDS:-60}
 if [ "$fuzz" != 0 ] && [ -x tests/fuzz/run.sh ]; then
 	tests/fuzz/run.sh "$fuzz"
 fi
+
+python3 tests/summary.py "$build"
+exit "$status"
