@@ -46,6 +46,8 @@ struct ga_rule {
 	char **literal;         /* given with "literal =" */
 	size_t n_literal;
 	bool caseless;
+	bool fallback;
+	bool fatal;
 	enum exit_kind exit_kind;
 	uint8_t exit_codes[256];
 	uint64_t signals;       /* bit N: signal N */
@@ -207,10 +209,11 @@ static void finish_rule(struct parser *p)
 		     r->id);
 		goto drop;
 	}
-	if (r->n_match == 0 && (r->n_exclude || r->n_literal)) {
+	if (r->n_match == 0 && (r->n_exclude || r->n_literal || r->fallback ||
+				r->fatal)) {
 		perr(p, r->line,
-		     "rule '%s': 'exclude' and 'literal' need a 'match ='",
-		     r->id);
+		     "rule '%s': 'exclude', 'literal', 'fallback' and 'fatal' "
+		     "need a 'match ='", r->id);
 		goto drop;
 	}
 	at = draft_find(p->draft, r->id);
@@ -512,13 +515,19 @@ static void parse_key(struct parser *p, unsigned line, char *s)
 		if (r->oom < 0)
 			perr(p, line, "rule '%s': oom_kill must be yes or no",
 			     r->id);
-	} else if (!strcmp(key, "caseless")) {
+	} else if (!strcmp(key, "caseless") || !strcmp(key, "fallback") ||
+		   !strcmp(key, "fatal")) {
 		int v = parse_bool(value);
 
 		if (v < 0)
-			perr(p, line, "rule '%s': caseless must be yes or no",
-			     r->id);
-		r->caseless = v == 1;
+			perr(p, line, "rule '%s': %s must be yes or no", r->id,
+			     key);
+		else if (!strcmp(key, "caseless"))
+			r->caseless = v;
+		else if (!strcmp(key, "fallback"))
+			r->fallback = v;
+		else
+			r->fatal = v;
 	} else if (!strcmp(key, "hint")) {
 		free(r->hint);
 		r->hint = strdup(value);
@@ -527,7 +536,8 @@ static void parse_key(struct parser *p, unsigned line, char *s)
 	} else {
 		perr(p, line, "rule '%s': unknown key '%s' (class, priority, "
 			      "match, exclude, literal, exit, signal, state, "
-			      "oom_kill, caseless, hint)", r->id, key);
+			      "oom_kill, caseless, fallback, fatal, hint)",
+		     r->id, key);
 	}
 }
 
@@ -1158,6 +1168,16 @@ bool ga_rule_has_patterns(const struct ga_rule *r)
 	return r->n_match > 0;
 }
 
+bool ga_rule_is_fallback(const struct ga_rule *r)
+{
+	return r->fallback;
+}
+
+bool ga_rule_is_fatal(const struct ga_rule *r)
+{
+	return r->fatal;
+}
+
 const char *ga_rule_file(const struct ga_rule *r)
 {
 	return r->file;
@@ -1337,6 +1357,10 @@ void ga_rule_format(const struct ga_rule *r, struct ga_buf *out)
 		ga_buf_printf(out, "literal = %s\n", r->literal[i]);
 	if (r->caseless)
 		ga_buf_puts(out, "caseless = yes\n");
+	if (r->fallback)
+		ga_buf_puts(out, "fallback = yes\n");
+	if (r->fatal)
+		ga_buf_puts(out, "fatal = yes\n");
 	switch (r->exit_kind) {
 	case EXIT_FAILURE_ONLY:
 		break;
