@@ -359,7 +359,9 @@ static char *render_tail(struct ga_classifier *c, size_t *n_lines)
 			start++;
 		if (start < len)
 			start++;
-	} else {
+	} else if (len) {
+		/* with the tail disabled the ring is NULL: memcpy(3) must not
+		 * see a null pointer, even for zero bytes */
 		memcpy(lin, c->ring, len);
 	}
 	end = len;
