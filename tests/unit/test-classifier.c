@@ -182,9 +182,11 @@ static void test_ordering(void)
 	       "cuda.oom.torch", 2);
 	ga_status_from_int(&st, 1);
 	classify(builtin, log, strlen(log), 0, 0, 0, &st, &v);
-	ok(v.n_others == 2 && v.others[0].cls == GA_CLASS_CODE_ERROR &&
-	   v.others[1].cls == GA_CLASS_NCCL && v.others[1].line == 3,
-	   "... nccl (line 3) and the exception line are also seen");
+	/* The OOM exception line is claimed by the OOM rule: the generic
+	 * exception rule is a fallback and does not see it. */
+	ok(v.n_others == 1 && v.others[0].cls == GA_CLASS_NCCL &&
+	   v.others[0].line == 3,
+	   "... nccl (line 3) is also seen, the exception line is not code_error");
 	ok(v.n_evidence >= 1 && has_str(v.evidence[0].text, "[rank1]: torch."
 					"OutOfMemoryError: CUDA out of memory."),
 	   "... evidence is the cleaned line, rank prefix included");
@@ -307,6 +309,39 @@ static void test_ordering(void)
 	   v.evidence[2].line == 5, "evidence of one class sorted by line");
 	is_str(v.rule, "cuda.oom.runtime", "... decided by the earliest rule");
 	ga_verdict_finish(&v);
+}
+
+static void test_fallback_and_fatal(void)
+{
+	/* A KeyError on one rank, connection errors on the others: the
+	 * exception is the deeper cause (code_error ranks above nccl). */
+	expect("exception on a rank, gloo echoes",
+	       "[rank1]: KeyError: 'label'\n"
+	       "[rank0]: RuntimeError: [../gloo/transport/tcp/pair.cc:598] "
+	       "Connection closed by peer [127.0.0.1]:1234\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	/* An exception line that names an NCCL error is nccl only. */
+	expect("RuntimeError naming NCCL",
+	       "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, "
+	       "unhandled system error, NCCL version 2.18.1\n", 1,
+	       GA_CLASS_NCCL, "nccl.error", 1);
+	/* Launcher wrappers are not the job's exception. */
+	expect("ChildFailedError alone",
+	       "torch.distributed.elastic.multiprocessing.errors."
+	       "ChildFailedError: \n", 1, GA_CLASS_UNKNOWN, "(none)", 0);
+	/* A batch script that survived its child's abort exits 0: the shell's
+	 * report proves the failure, and the cause is the bad_alloc. */
+	expect("child aborted, script exit 0",
+	       "terminate called after throwing an instance of "
+	       "'std::bad_alloc'\n  what():  std::bad_alloc\n"
+	       "job.sh: line 5:  4034 Aborted                 build/prog\n"
+	       "prog exited with 134\n", 0, GA_CLASS_HOST_OOM,
+	       "native.bad-alloc", 1);
+	/* Without the shell's report, a handled bad_alloc at exit 0 is not a
+	 * failure. */
+	expect("handled bad_alloc, exit 0",
+	       "caught std::bad_alloc, retrying with smaller blocks\ndone\n",
+	       0, GA_CLASS_SUCCESS, "(none)", 0);
 }
 
 static void test_quirks(void)
@@ -582,6 +617,7 @@ int main(void)
 	if (!builtin)
 		tap_skip_all("built-in rules do not load");
 	test_ordering();
+	test_fallback_and_fatal();
 	test_quirks();
 	test_tail();
 	test_streaming();

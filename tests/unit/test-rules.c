@@ -176,11 +176,17 @@ static void test_errors(void)
 		     "t.rules:1: error: rule 'x': needs at least one 'match ='");
 	expect_error("exclude without match",
 		     "[rule x]\nclass = nan\nsignal = SEGV\nexclude = abcd\n", 1,
-		     "t.rules:1: error: rule 'x': 'exclude' and 'literal' need a "
-		     "'match ='");
+		     "t.rules:1: error: rule 'x': 'exclude', 'literal', "
+		     "'fallback' and 'fatal' need a 'match ='");
 	expect_error("literal without match",
 		     "[rule x]\nclass = nan\nsignal = SEGV\nliteral = abcd\n", 1,
-		     "'exclude' and 'literal' need a 'match ='");
+		     "'exclude', 'literal', 'fallback' and 'fatal' need a 'match ='");
+	expect_error("fatal without match",
+		     "[rule x]\nclass = nan\nsignal = SEGV\nfatal = yes\n", 1,
+		     "'fallback' and 'fatal' need a 'match ='");
+	expect_error("bad fallback",
+		     "[rule x]\nclass = nan\nmatch = abcd\nfallback = often\n", 1,
+		     "t.rules:4: error: rule 'x': fallback must be yes or no");
 	expect_error("disable unknown id", "[disable nope]\n", 1,
 		     "t.rules:1: error: disable: no rule 'nope' in the built-in "
 		     "rules or earlier files");
