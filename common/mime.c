@@ -995,3 +995,58 @@ out:
 	ga_buf_finish(&tailname);
 	return rc;
 }
+
+int ga_mime_webhook_json(const struct ga_mail *m, struct ga_buf *out)
+{
+	const struct ga_report *mr;
+	struct ga_buf text;
+	struct root root;
+	int first = 1;
+
+	if (!m->n_reports || !m->reports[0])
+		return -EINVAL;
+	mr = main_report(m);
+	root = find_root(m);
+	ga_buf_init(&text);
+	subject(&text, m, &root);
+	if (root.t && root.t->verdict.hint) {
+		ga_buf_puts(&text, "\nHint: ");
+		put_text(&text, root.t->verdict.hint, false);
+	}
+	if (root.t && root.t->verdict.n_evidence) {
+		const struct ga_evidence *e = &root.t->verdict.evidence[0];
+
+		ga_buf_printf(&text, "\nline %" PRIu64 ": ", e->line);
+		put_text(&text, e->text, false);
+	}
+	ga_buf_putc(out, '{');
+	ga_json_key(out, &first, "text");
+	ga_json_string(out, text.data ? text.data : "", text.len);
+	ga_json_key(out, &first, "gpualert");
+	{
+		int f2 = 1;
+
+		ga_buf_putc(out, '{');
+		ga_json_key(out, &f2, "job_id");
+		ga_json_str(out, is_array(m) ? mr->array_job_id : mr->job_id);
+		ga_json_key(out, &f2, "job_name");
+		ga_json_str(out, mr->job_name);
+		ga_json_key(out, &f2, "user");
+		ga_json_str(out, mr->user);
+		ga_json_key(out, &f2, "class");
+		ga_json_str(out, root.t ? ga_class_name(root.t->verdict.cls) :
+			    "success");
+		ga_json_key(out, &f2, "node");
+		ga_json_str(out, root.t ? (root.t->node ? root.t->node :
+					   root.r->node) : mr->node);
+		ga_json_key(out, &f2, "scheduler_state");
+		ga_json_str(out, job_state(m) != GA_STATE_NONE ?
+			    ga_sched_state_name(job_state(m)) : NULL);
+		ga_json_key(out, &f2, "reports");
+		ga_buf_printf(out, "%zu", m->n_reports);
+		ga_buf_putc(out, '}');
+	}
+	ga_buf_putc(out, '}');
+	ga_buf_finish(&text);
+	return out->failed ? -ENOMEM : 0;
+}

@@ -61,6 +61,12 @@ struct ga_mail {
  * -ENOMEM. */
 int ga_mime_render(const struct ga_mail *m, struct ga_buf *out);
 
+/* The webhook payload for M: one JSON object with "text" (Slack and
+ * Mattermost show it: the subject line, the hint and the first evidence
+ * line) and "gpualert" (job, class, node, state).  Returns 0, -EINVAL (no
+ * reports) or -ENOMEM. */
+int ga_mime_webhook_json(const struct ga_mail *m, struct ga_buf *out);
+
 /* The validated recipients of M's reports, deduplicated, in order: the
  * envelope for SMTP.  Returns a heap array of borrowed pointers (into the
  * reports; free only the array) and sets *N, or NULL with *N = 0. */
