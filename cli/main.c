@@ -17,6 +17,7 @@ struct command {
 static const struct command commands[] = {
 	{ "classify", cmd_classify, "classify a log: why did the job end?" },
 	{ "rules", cmd_rules, "check or list the classification rules" },
+	{ "eval", cmd_eval, "score gpualert and two baselines on labelled logs" },
 };
 
 static void usage(FILE *out)

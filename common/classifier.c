@@ -51,6 +51,8 @@ struct ga_classifier {
 	size_t ring_pos;
 	bool ring_full;
 	size_t tail_lines;
+	char *imported_tail;    /* set by ga_classifier_read_state */
+	size_t imported_tail_lines;
 	bool oom;
 };
 
@@ -449,6 +451,7 @@ void ga_classifier_destroy(struct ga_classifier *c)
 	free(c->touched);
 	ga_matcher_destroy(c->matcher);
 	free(c->ring);
+	free(c->imported_tail);
 	free(c);
 }
 
@@ -635,7 +638,12 @@ int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 	}
 	qsort(v->others, v->n_others, sizeof(v->others[0]), cmp_evidence);
 
-	v->tail = render_tail(c, &v->tail_lines);
+	if (c->imported_tail) {
+		v->tail = strdup(c->imported_tail);
+		v->tail_lines = c->imported_tail_lines;
+	} else {
+		v->tail = render_tail(c, &v->tail_lines);
+	}
 	ok &= v->tail != NULL;
 	return ok ? 0 : -ENOMEM;
 }
@@ -742,5 +750,154 @@ int ga_classify_fd(const struct ga_ruleset *rs, int fd,
 out:
 	free(buf);
 	ga_classifier_destroy(c);
+	return rc;
+}
+
+/* ---- state transport ------------------------------------------------- */
+
+#define STATE_TAIL_MAX (TAIL_BYTES_MAX)
+
+void ga_classifier_write_state(struct ga_classifier *c, struct ga_buf *out)
+{
+	size_t tail_lines = 0;
+	char *tail;
+	int first = 1;
+
+	ga_linereader_finish(&c->reader);
+	tail = c->imported_tail ? strdup(c->imported_tail)
+				: render_tail(c, &tail_lines);
+	if (c->imported_tail)
+		tail_lines = c->imported_tail_lines;
+	ga_buf_putc(out, '{');
+	ga_json_key(out, &first, "v");
+	ga_buf_puts(out, "1");
+	ga_json_key(out, &first, "lines");
+	ga_buf_printf(out, "%llu",
+		      (unsigned long long)ga_linereader_lines(&c->reader));
+	ga_json_key(out, &first, "bytes");
+	ga_buf_printf(out, "%llu", (unsigned long long)c->reader.bytes);
+	ga_json_key(out, &first, "long_lines");
+	ga_buf_printf(out, "%llu", (unsigned long long)c->reader.long_segments);
+	ga_json_key(out, &first, "tail_lines");
+	ga_buf_printf(out, "%zu", tail_lines);
+	ga_json_key(out, &first, "tail");
+	ga_json_str(out, tail ? tail : "");
+	ga_json_key(out, &first, "rules");
+	ga_buf_putc(out, '[');
+	for (size_t i = 0, n = 0; i < c->n_rules; i++) {
+		const struct rule_rec *rec = &c->recs[i];
+
+		if (!rec->count)
+			continue;
+		if (n++)
+			ga_buf_putc(out, ',');
+		ga_buf_puts(out, "{\"id\":");
+		ga_json_str(out, ga_rule_id(ga_ruleset_rule(c->rs, i)));
+		ga_buf_printf(out, ",\"count\":%llu,\"hits\":[",
+			      (unsigned long long)rec->count);
+		for (size_t k = 0; k < rec->n; k++) {
+			ga_buf_printf(out, "%s{\"line\":%llu,\"text\":",
+				      k ? "," : "",
+				      (unsigned long long)rec->hits[k].line);
+			ga_json_str(out, rec->hits[k].text);
+			ga_buf_putc(out, '}');
+		}
+		ga_buf_puts(out, "]}");
+	}
+	ga_buf_puts(out, "]}");
+	free(tail);
+}
+
+static bool get_u64(const struct ga_json *o, const char *key, uint64_t *out)
+{
+	int64_t v;
+
+	if (!ga_json_get_int(o, key, &v) || v < 0)
+		return false;
+	*out = (uint64_t)v;
+	return true;
+}
+
+static ssize_t find_rule(const struct ga_classifier *c, const char *id)
+{
+	for (size_t i = 0; i < c->n_rules; i++)
+		if (!strcmp(ga_rule_id(ga_ruleset_rule(c->rs, i)), id))
+			return (ssize_t)i;
+	return -1;
+}
+
+int ga_classifier_read_state(struct ga_classifier *c, const char *json,
+			     size_t len, const char **err)
+{
+	struct ga_json *root;
+	const struct ga_json *rules;
+	const char *tail;
+	uint64_t lines, bytes, long_lines, tail_lines = 0;
+	int rc = -EINVAL;
+
+	root = ga_json_parse(json, len, err);
+	if (!root)
+		return (err && *err && !strcmp(*err, "out of memory")) ? -ENOMEM
+									 : -EINVAL;
+	rules = ga_json_get(root, "rules");
+	tail = ga_json_get_str(root, "tail");
+	if (!get_u64(root, "lines", &lines) || !get_u64(root, "bytes", &bytes) ||
+	    !get_u64(root, "long_lines", &long_lines) || !rules ||
+	    rules->type != GA_JSON_ARRAY || !tail) {
+		if (err)
+			*err = "missing or malformed field";
+		goto out;
+	}
+	get_u64(root, "tail_lines", &tail_lines);
+	/* Forget what this classifier gathered itself. */
+	for (size_t i = 0; i < c->n_rules; i++) {
+		for (size_t k = 0; k < c->recs[i].n; k++)
+			free(c->recs[i].hits[k].text);
+		memset(&c->recs[i], 0, sizeof(c->recs[i]));
+	}
+	for (size_t i = 0; i < rules->n; i++) {
+		const struct ga_json *r = &rules->items[i];
+		const struct ga_json *hits = ga_json_get(r, "hits");
+		const char *id = ga_json_get_str(r, "id");
+		uint64_t count;
+		ssize_t at;
+
+		if (!id || !get_u64(r, "count", &count) || !hits ||
+		    hits->type != GA_JSON_ARRAY) {
+			if (err)
+				*err = "malformed rule entry";
+			goto out;
+		}
+		at = find_rule(c, id);
+		if (at < 0)
+			continue; /* rules changed since: ignore */
+		c->recs[at].count = 0;
+		for (size_t k = 0; k < hits->n && k < HITS_PER_RULE; k++) {
+			const char *text = ga_json_get_str(&hits->items[k], "text");
+			uint64_t line;
+
+			if (!text || !get_u64(&hits->items[k], "line", &line) ||
+			    line == 0) {
+				if (err)
+					*err = "malformed hit";
+				goto out;
+			}
+			record_hit(c, (uint32_t)at, line, text, strlen(text));
+		}
+		/* record_hit counted the stored hits; the sender knew more. */
+		if (count > c->recs[at].count)
+			c->recs[at].count = count;
+	}
+	c->reader.bytes = bytes;
+	c->reader.newlines = lines;
+	c->reader.last = '\n';
+	c->reader.long_segments = long_lines;
+	free(c->imported_tail);
+	c->imported_tail = strndup(tail, STATE_TAIL_MAX);
+	c->imported_tail_lines = (size_t)(tail_lines < 100000 ? tail_lines
+								: 100000);
+	rc = c->imported_tail && !c->oom ? 0 : -ENOMEM;
+out:
+	ga_json_free(root);
 	return rc;
 }

@@ -81,6 +81,19 @@ void ga_verdict_finish(struct ga_verdict *v);
  * `gpualert classify --json` (README.md). */
 void ga_verdict_write_json(const struct ga_verdict *v, struct ga_buf *out);
 
+/* Serialise what the classifier has gathered (matches per rule, counts,
+ * the tail) as one JSON object, after flushing the unterminated last
+ * line.  The capture helper sends this to the privileged side, which
+ * does not know the log but knows how the task ended. */
+void ga_classifier_write_state(struct ga_classifier *c, struct ga_buf *out);
+
+/* Load a state written by ga_classifier_write_state into C, a fresh
+ * classifier over the same rules, replacing what it gathered.  JSON is
+ * untrusted: sizes are bounded, unknown rule ids ignored.  Returns 0,
+ * -EINVAL (malformed; *ERR static) or -ENOMEM. */
+int ga_classifier_read_state(struct ga_classifier *c, const char *json,
+			     size_t len, const char **err);
+
 /* Convenience: classify the whole of file descriptor FD.  Returns 0, or
  * -errno on a read error (V holds the verdict so far). */
 int ga_classify_fd(const struct ga_ruleset *rs, int fd,

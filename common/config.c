@@ -266,20 +266,43 @@ struct load_ctx {
 	struct ga_config *cfg;
 	struct ga_diag *diag;
 	const char *path;
+	FILE *file;
+	unsigned line;          /* line of the chunk inih is handling */
+	unsigned newlines;      /* complete lines read so far */
 	int errors;
 	int nomem;
 };
 
+/* Debian's libinih is built without INI_HANDLER_LINENO, so the handler
+ * gets no line number: count the lines inih reads instead. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct load_ctx *ctx = stream;
+	char *s = fgets(str, num, ctx->file);
+
+	/* inih reads at most its line limit at once: a longer line comes in
+	 * several chunks, so count newlines, not calls. */
+	if (s) {
+		size_t n = strlen(s);
+
+		ctx->line = ctx->newlines + 1;
+		if (n && s[n - 1] == '\n')
+			ctx->newlines++;
+	}
+	return s;
+}
+
 static int on_ini(void *user, const char *section, const char *name,
-		  const char *value, int lineno)
+		  const char *value)
 {
 	struct load_ctx *ctx = user;
+	unsigned lineno = ctx->line;
 	const struct key *k = find_key(section, name);
 	const char *why = NULL;
 	int rc;
 
 	if (!k) {
-		ga_diag_error(ctx->diag, ctx->path, (unsigned)lineno,
+		ga_diag_error(ctx->diag, ctx->path, lineno,
 			      "unknown key '%s' in section [%s]", name, section);
 		ctx->errors++;
 		return 1; /* keep going: report every problem */
@@ -288,7 +311,7 @@ static int on_ini(void *user, const char *section, const char *name,
 	if (rc == -ENOMEM)
 		ctx->nomem = 1;
 	else if (rc < 0) {
-		ga_diag_error(ctx->diag, ctx->path, (unsigned)lineno,
+		ga_diag_error(ctx->diag, ctx->path, lineno,
 			      "[%s] %s = '%s': %s", section, name, value, why);
 		ctx->errors++;
 	}
@@ -298,14 +321,14 @@ static int on_ini(void *user, const char *section, const char *name,
 int ga_config_load(struct ga_config *cfg, const char *path,
 		   struct ga_diag *diag)
 {
-	struct load_ctx ctx = { cfg, diag, path, 0, 0 };
-	FILE *f = fopen(path, "re");
+	struct load_ctx ctx = { cfg, diag, path, NULL, 0, 0, 0, 0 };
 	int rc;
 
-	if (!f)
+	ctx.file = fopen(path, "re");
+	if (!ctx.file)
 		return -errno;
-	rc = ini_parse_file(f, on_ini, &ctx);
-	fclose(f);
+	rc = ini_parse_stream(read_line, &ctx, on_ini, &ctx);
+	fclose(ctx.file);
 	if (rc > 0) {
 		/* inih: the first line it could not parse (e.g. over its
 		 * line length limit, or a missing ']'). */
