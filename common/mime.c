@@ -182,9 +182,16 @@ void ga_mime_header_text(struct ga_buf *out, const char *s, size_t max,
 		size_t i = 0, col = start;
 
 		while (i < len) {
-			size_t n = utf8_cut(clean.data + i, len - i, 45);
+			/* Fill the rest of a 78-character line (RFC 5322
+			 * section 2.1.1) without exceeding 75 per word. */
+			size_t room = col + 12 + 4 < 78 ? (78 - col - 12) / 4 * 3 : 3;
+			size_t n = utf8_cut(clean.data + i, len - i,
+					    room < 45 ? room : 45);
 			struct ga_buf w;
 
+			if (n == 0)
+				n = ga_utf8_seq_len((const unsigned char *)clean.data + i,
+						    len - i);
 			if (n == 0)
 				n = 1;
 			ga_buf_init(&w);
@@ -194,17 +201,13 @@ void ga_mime_header_text(struct ga_buf *out, const char *s, size_t max,
 			if (i) {
 				ga_buf_puts(out, "\r\n ");
 				col = 1;
-			} else if (col + 12 + w.len > 78) {
-				/* Fold before the first word too. */
-				ga_buf_puts(out, "\r\n ");
-				col = 1;
 			}
 			ga_buf_puts(out, "=?UTF-8?B?");
 			ga_buf_append(out, w.data, w.len);
 			ga_buf_puts(out, "?=");
-			col += 12 + w.len;
 			ga_buf_finish(&w);
 			i += n;
+			col = 1; /* the next word goes on a folded line */
 		}
 	}
 	ga_buf_finish(&clean);
@@ -474,6 +477,8 @@ static void para(struct line_sink *k, const char *tag, struct ga_buf *text)
 
 	ga_buf_append(k->txt, t, text->len);
 	ga_buf_putc(k->txt, '\n');
+	if (!strcmp(tag, "h2"))
+		ga_buf_putc(k->txt, '\n');  /* the headline stands alone */
 	ga_buf_printf(k->html, "<%s>", tag);
 	html_escape(k->html, t, text->len);
 	ga_buf_printf(k->html, "</%s>\n", tag);

@@ -615,6 +615,16 @@ int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
 	return 0;
 }
 
+int ga_spool_drop(const char *dir, const char *claim)
+{
+	char path[4096];
+	int rc = pjoin(path, sizeof(path), "%s/out/%s", dir, claim);
+
+	if (rc)
+		return rc;
+	return nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS) < 0 ? -errno : 0;
+}
+
 bool ga_spool_was_sent(const char *dir, const char *claim)
 {
 	char path[4096], line[1024];

@@ -149,6 +149,10 @@ int ga_spool_bury(const char *dir, const char *claim, const char *reason);
 int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
 		       const char *message_id, int64_t now);
 
+/* Remove out/CLAIM without recording anything (it is in sent.log
+ * already).  Returns 0 or -errno. */
+int ga_spool_drop(const char *dir, const char *claim);
+
 /* True if sent.log records CLAIM (a crash between acceptance and
  * removal): the sender removes the claim instead of sending it again. */
 bool ga_spool_was_sent(const char *dir, const char *claim);
