@@ -266,7 +266,9 @@ int ga_artifacts_collect(const char *spool_dir, const char *name,
 		return -EINVAL;
 	pjoin(tmpdir, sizeof(tmpdir), "%s/tmp/att.%s.XXXXXX", spool_dir, name);
 	pjoin(dest, sizeof(dest), "%s/att/%s", spool_dir, name);
-	if (!mkdtemp(tmpdir)) {
+	if (!mkdtemp(tmpdir) && (errno != ENOENT || ga_spool_prepare(spool_dir) ||
+				 (strcpy(tmpdir + strlen(tmpdir) - 6, "XXXXXX"),
+				  !mkdtemp(tmpdir)))) {
 		rc = -errno;
 		ga_log(GA_LOG_ERROR, "gpualert: spool: cannot create %s: %s",
 		       tmpdir, strerror(errno));

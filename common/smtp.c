@@ -91,6 +91,32 @@ static size_t read_cb(char *buf, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+/* The server's last reply line, for the log and the dead letter's reason:
+ * libcurl reports only the code, the text says why ("5.1.1 mailbox
+ * unavailable").  Replies reach the debug callback as CURLINFO_HEADER_IN. */
+struct last_reply {
+	char line[200];
+};
+
+static int debug_cb(CURL *c, curl_infotype type, char *data, size_t size,
+		    void *ud)
+{
+	struct last_reply *lr = ud;
+	size_t n = 0;
+
+	if (type != CURLINFO_HEADER_IN || size < 3 || data[0] < '2' ||
+	    data[0] > '5')
+		return 0;
+	while (n < size && n < sizeof(lr->line) - 1 && data[n] != '\r' &&
+	       data[n] != '\n') {
+		/* Server text goes into our logs: printable ASCII only. */
+		lr->line[n] = data[n] >= 0x20 && data[n] < 0x7f ? data[n] : '?';
+		n++;
+	}
+	lr->line[n] = '\0';
+	return 0;
+}
+
 enum ga_send_result ga_smtp_send(const struct ga_config *cfg,
 				 const char *const *rcpt, size_t n,
 				 const char *msg, size_t len,
@@ -100,6 +126,7 @@ enum ga_send_result ga_smtp_send(const struct ga_config *cfg,
 	char from[300];
 	struct curl_slist *list = NULL, *tmp;
 	struct reader rd = { msg, len };
+	struct last_reply lr = { "" };
 	enum ga_send_result res = GA_SEND_RETRY;
 	long reply = 0;
 	CURLcode cc;
@@ -134,6 +161,9 @@ enum ga_send_result ga_smtp_send(const struct ga_config *cfg,
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)cfg->connect_timeout_s);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)cfg->timeout_s);
+	curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, debug_cb);
+	curl_easy_setopt(c, CURLOPT_DEBUGDATA, &lr);
+	curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
 	curl_easy_setopt(c, CURLOPT_MAIL_FROM, from);
 	curl_easy_setopt(c, CURLOPT_MAIL_RCPT, list);
 	curl_easy_setopt(c, CURLOPT_READFUNCTION, read_cb);
@@ -175,8 +205,10 @@ enum ga_send_result ga_smtp_send(const struct ga_config *cfg,
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply);
 	res = ga_smtp_classify(cc, reply);
 	if (res != GA_SEND_OK)
-		snprintf(err, err_size, "%s: %s (reply %ld)", cfg->smtp_url,
-			 errbuf[0] ? errbuf : curl_easy_strerror(cc), reply);
+		snprintf(err, err_size, "%s: %s%s%s", cfg->smtp_url,
+			 errbuf[0] ? errbuf : curl_easy_strerror(cc),
+			 reply >= 400 ? "; server said: " : "",
+			 reply >= 400 ? lr.line : "");
 out:
 	/* smtp-mail.c: the recipient list outlives perform, freed here. */
 	curl_slist_free_all(list);
