@@ -186,6 +186,7 @@ static void match_segment(struct ga_classifier *c, const char *seg,
 			  size_t len, uint64_t line)
 {
 	const struct ga_prefilter *pf = ga_ruleset_prefilter(c->rs);
+	bool claimed = false;
 	size_t n, body;
 
 	n = clean_text(seg, len, c->norm);
@@ -197,13 +198,23 @@ static void match_segment(struct ga_classifier *c, const char *seg,
 		ga_prefilter_scan(pf, c->norm + body, n - body, mark_owners, c);
 	for (size_t i = 0; i < c->n_unfiltered; i++)
 		mark_rule(c, c->unfiltered[i]);
+	/* Match every candidate first: a fallback rule's match counts only
+	 * when no other rule claimed the line. */
 	for (size_t i = 0; i < c->n_touched; i++) {
 		uint32_t r = c->touched[i];
 
-		c->mark[r] = 0;
-		if (ga_rule_match(ga_ruleset_rule(c->rs, r), c->matcher,
-				  c->norm + body, n - body) == 1)
+		c->mark[r] = ga_rule_match(ga_ruleset_rule(c->rs, r), c->matcher,
+					   c->norm + body, n - body) == 1;
+		if (c->mark[r] && !ga_rule_is_fallback(ga_ruleset_rule(c->rs, r)))
+			claimed = true;
+	}
+	for (size_t i = 0; i < c->n_touched; i++) {
+		uint32_t r = c->touched[i];
+
+		if (c->mark[r] &&
+		    !(claimed && ga_rule_is_fallback(ga_ruleset_rule(c->rs, r))))
 			record_hit(c, r, line, c->norm, n);
+		c->mark[r] = 0;
 	}
 }
 
@@ -348,7 +359,9 @@ static char *render_tail(struct ga_classifier *c, size_t *n_lines)
 			start++;
 		if (start < len)
 			start++;
-	} else {
+	} else if (len) {
+		/* with the tail disabled the ring is NULL: memcpy(3) must not
+		 * see a null pointer, even for zero bytes */
 		memcpy(lin, c->ring, len);
 	}
 	end = len;
@@ -557,7 +570,7 @@ static bool add_rule_evidence(struct ga_classifier *c, size_t i,
 int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 			 struct ga_verdict *v)
 {
-	struct ga_status unknown;
+	struct ga_status unknown, proven;
 	size_t best = SIZE_MAX;
 	uint64_t best_line = 0;
 	bool ok = !c->oom;
@@ -565,6 +578,20 @@ int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 	if (!st) {
 		ga_status_init(&unknown);
 		st = &unknown;
+	}
+	/* A log that proves a failure (a shell reporting its child killed)
+	 * makes a clean exit a failed one: batch scripts survive their
+	 * children's crashes and exit 0. */
+	if (st->known && !ga_status_failed(st)) {
+		for (size_t i = 0; i < c->n_rules; i++) {
+			if (c->recs[i].n &&
+			    ga_rule_is_fatal(ga_ruleset_rule(c->rs, i))) {
+				proven = *st;
+				proven.failed_in_log = true;
+				st = &proven;
+				break;
+			}
+		}
 	}
 	ga_linereader_finish(&c->reader);
 	ga_verdict_finish(v);

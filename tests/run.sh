@@ -23,9 +23,14 @@ else
 	meson setup "$build" "${opts[@]}"
 fi
 ninja -C "$build"
-meson test -C "$build" --print-errorlogs --num-processes 2
+status=0
+meson test -C "$build" --print-errorlogs --num-processes 2 || status=$?
 
+# Bounded fuzzing of the parsers (clang's libFuzzer).
 fuzz=${FUZZ_SECONDS:-60}
 if [ "$fuzz" != 0 ] && [ -x tests/fuzz/run.sh ]; then
-	tests/fuzz/run.sh "$fuzz"
+	tests/fuzz/run.sh "$fuzz" || status=1
 fi
+
+python3 tests/summary.py "$build" || status=1
+exit "$status"
