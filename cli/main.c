@@ -17,6 +17,9 @@ struct command {
 static const struct command commands[] = {
 	{ "classify", cmd_classify, "classify a log: why did the job end?" },
 	{ "rules", cmd_rules, "check or list the classification rules" },
+#ifdef GA_HAVE_CURL
+	{ "send", cmd_send, "deliver spooled reports by mail or webhook" },
+#endif
 	{ "eval", cmd_eval, "score gpualert and two baselines on labelled logs" },
 };
 
