@@ -26,8 +26,16 @@ struct rule_rec {
 	size_t n;
 };
 
+/* Anchors are re-chosen from the first TUNE_SAMPLE bytes of the log. */
+#define TUNE_SAMPLE (64 * 1024)
+
 struct ga_classifier {
 	const struct ga_ruleset *rs;
+	const struct ga_prefilter *pf;  /* the ruleset's, or tuned_pf */
+	struct ga_prefilter *tuned_pf;
+	char *sample;                   /* until tuned: the log's first bytes */
+	size_t sample_len;
+	bool tuned;
 	size_t n_rules;
 	struct ga_matcher *matcher;
 	struct ga_linereader reader;
@@ -185,7 +193,7 @@ static void record_hit(struct ga_classifier *c, uint32_t rule, uint64_t line,
 static void match_segment(struct ga_classifier *c, const char *seg,
 			  size_t len, uint64_t line)
 {
-	const struct ga_prefilter *pf = ga_ruleset_prefilter(c->rs);
+	const struct ga_prefilter *pf = c->pf;
 	bool claimed = false;
 	size_t n, body;
 
@@ -280,7 +288,7 @@ static void on_region(void *ctx, const char *data, size_t len,
 		      uint64_t first_line)
 {
 	struct ga_classifier *c = ctx;
-	const struct ga_prefilter *pf = ga_ruleset_prefilter(c->rs);
+	const struct ga_prefilter *pf = c->pf;
 	size_t pos = 0;
 
 	c->region = data;
@@ -431,6 +439,8 @@ struct ga_classifier *ga_classifier_create(const struct ga_ruleset *rs)
 		return NULL;
 	}
 	c->n_unfiltered = ga_ruleset_unfiltered(rs, &c->unfiltered);
+	c->pf = ga_ruleset_prefilter(rs);
+	c->tuned = c->pf == NULL;
 	ga_linereader_init(&c->reader, on_region, c);
 	ga_classifier_set_tail(c, DEFAULT_TAIL_LINES, DEFAULT_TAIL_BYTES);
 	return c;
@@ -465,11 +475,43 @@ void ga_classifier_destroy(struct ga_classifier *c)
 	ga_matcher_destroy(c->matcher);
 	free(c->ring);
 	free(c->imported_tail);
+	free(c->sample);
+	ga_prefilter_destroy(c->tuned_pf);
 	free(c);
+}
+
+/* Re-choose the prefilter's anchors from the log's first bytes (which
+ * trigrams are rare depends on the log).  Until then the ruleset's own
+ * prefilter runs; a failure here only costs speed. */
+static void tune(struct ga_classifier *c, const char *data, size_t len)
+{
+	const char *sample = data;
+	size_t n = len;
+
+	if (len < TUNE_SAMPLE && !c->sample_len && len)
+		c->sample = malloc(TUNE_SAMPLE);
+	if (c->sample) {
+		n = TUNE_SAMPLE - c->sample_len < len ? TUNE_SAMPLE - c->sample_len
+						      : len;
+		memcpy(c->sample + c->sample_len, data, n);
+		c->sample_len += n;
+		if (c->sample_len < TUNE_SAMPLE)
+			return;
+		sample = c->sample;
+		n = c->sample_len;
+	}
+	c->tuned_pf = ga_prefilter_tune(ga_ruleset_prefilter(c->rs), sample, n);
+	if (c->tuned_pf)
+		c->pf = c->tuned_pf;
+	c->tuned = true;
+	free(c->sample);
+	c->sample = NULL;
 }
 
 void ga_classifier_feed(struct ga_classifier *c, const char *data, size_t len)
 {
+	if (!c->tuned)
+		tune(c, data, len);
 	ring_feed(c, data, len);
 	ga_linereader_feed(&c->reader, data, len);
 }

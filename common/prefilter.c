@@ -5,24 +5,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Anchor-pair filtering.  Every literal gets one "anchor": the byte pair
- * inside it that is rarest in typical logs (by a static frequency
- * estimate).  The scan tests every position of the text against a bitmap
- * of the anchors' byte pairs (64 Kibit, all case variants set), 16
- * positions at a time without branches; only positions whose pair is in
- * the bitmap are verified against the literals anchored there.
+/* Anchor-trigram filtering with a stride of two.  Every literal gets an
+ * anchor: two consecutive trigrams of it (offsets k and k+1), chosen where
+ * they are rarest.  Any occurrence of the literal then has one of them at
+ * an even text offset, so the scan only hashes the (loosely case folded)
+ * trigram at every second position and tests a table of anchor hashes, 16
+ * positions at a time without branches; only where the table says so are
+ * the literals anchored there verified.  (Literals are at least 4 bytes:
+ * 3 + STRIDE - 1, which is what makes the stride safe.)
  *
- * This beats a skip-based search (Wu-Manber) here: the nan rules' literals
- * are 4 bytes, which caps every skip at 3, and each skip waits on the
- * previous table lookup.  The bitmap tests are independent of each other,
- * so the CPU overlaps them. */
+ * This beats a skip-based search (Wu-Manber) on logs: the nan rules'
+ * literals are 4 bytes, which caps every skip at 3, and each skip waits on
+ * the previous table lookup, while the bitmap tests are independent and
+ * the CPU overlaps them.  Trigrams rather than pairs because pairs are
+ * common in any text and every false alarm costs a verification. */
 
 #define BLOCK 16
+#define STRIDE 2
+#define FILTER_BITS 15          /* a byte per hash: 32 KiB, in L1 */
+#define BUCKET_BITS 12          /* verification buckets */
+#define COUNT_BITS 16           /* trigram counts when tuning */
 
 struct literal {
 	unsigned char *text;    /* folded */
 	size_t len;
-	size_t anchor;          /* offset of the anchor pair */
+	size_t anchor;          /* offset of the anchor trigram */
 };
 
 struct entry {
@@ -34,19 +41,34 @@ struct ga_prefilter {
 	struct literal *lits;
 	size_t n_lits;
 	size_t max_anchor;
-	uint8_t bits[65536 / 8];        /* raw pair (b[i] | b[i+1] << 8) */
-	uint32_t start[65537];          /* CSR by folded pair */
+	uint8_t table[1u << FILTER_BITS];
+	uint32_t start[(1u << BUCKET_BITS) + 1];        /* CSR by bucket */
 	struct entry *entries;
 };
 
-/* Rough byte frequencies in training logs, case folded (per mille):
- * numbers, blanks and common letters dominate; capitals fold onto their
- * lower case. */
+/* The trigram at P, folded by setting bit 5 of each byte: exact for ASCII
+ * letters, and a superset elsewhere ('[' and '{' collide), which is all a
+ * filter needs: verification is exact. */
+static inline uint32_t trigram(const unsigned char *p)
+{
+	uint32_t x = (uint32_t)p[0] | ((uint32_t)p[1] << 8) |
+		     ((uint32_t)p[2] << 16);
+
+	return x | 0x202020u;
+}
+
+static inline uint32_t hash(uint32_t tri, unsigned bits)
+{
+	return (tri * 0x9e3779b1u) >> (32 - bits);
+}
+
+/* Rough byte frequencies in training logs, case folded (per mille), for
+ * choosing anchors before any text has been seen. */
 static unsigned byte_weight(unsigned char c)
 {
-	static const char common[] = "etaoinsr";
-	static const char middle[] = "hldcum";
-	static const char fewer[] = "fpgwyb";
+	static const char common[] = "etaoinsrl";
+	static const char middle[] = "hdcump";
+	static const char fewer[] = "fgwybv";
 
 	c = ga_fold(c);
 	if (c == ' ')
@@ -59,7 +81,7 @@ static unsigned byte_weight(unsigned char c)
 		return 35;
 	if (c && strchr(fewer, c))
 		return 18;
-	if (c == 'v' || c == 'k')
+	if (c == 'k')
 		return 9;
 	if (c == 'x' || c == 'j' || c == 'q' || c == 'z')
 		return 2;
@@ -72,9 +94,10 @@ static unsigned byte_weight(unsigned char c)
 	return 3;
 }
 
-static inline unsigned pair(unsigned char lo, unsigned char hi)
+static uint64_t static_score(const unsigned char *t)
 {
-	return (unsigned)lo | ((unsigned)hi << 8);
+	return (uint64_t)byte_weight(t[0]) * byte_weight(t[1]) *
+	       byte_weight(t[2]);
 }
 
 void ga_prefilter_destroy(struct ga_prefilter *pf)
@@ -88,28 +111,81 @@ void ga_prefilter_destroy(struct ga_prefilter *pf)
 	free(pf);
 }
 
-static void set_variants(struct ga_prefilter *pf, unsigned char a,
-			 unsigned char b)
+/* Choose every literal's anchor (by COUNTS of hashed trigrams in a sample
+ * when given, else by static weights) and build the bitmap and buckets. */
+static int build(struct ga_prefilter *pf, const uint32_t *counts)
 {
-	unsigned char va[2] = { a, a }, vb[2] = { b, b };
+	uint32_t fill[1u << BUCKET_BITS];
 
-	if (a >= 'a' && a <= 'z')
-		va[1] = (unsigned char)(a - 32);
-	if (b >= 'a' && b <= 'z')
-		vb[1] = (unsigned char)(b - 32);
-	for (int i = 0; i < 2; i++)
-		for (int j = 0; j < 2; j++) {
-			unsigned p = pair(va[i], vb[j]);
+	memset(pf->table, 0, sizeof(pf->table));
+	memset(pf->start, 0, sizeof(pf->start));
+	memset(fill, 0, sizeof(fill));
+	pf->max_anchor = 0;
+	for (size_t i = 0; i < pf->n_lits; i++) {
+		struct literal *l = &pf->lits[i];
+		uint64_t best = UINT64_MAX;
 
-			pf->bits[p >> 3] |= (uint8_t)(1u << (p & 7));
+		/* the window of STRIDE trigrams with the lowest total score */
+		for (size_t k = 0; k + 3 + STRIDE - 1 <= l->len; k++) {
+			uint64_t score = 0;
+
+			for (size_t o = k; o < k + STRIDE; o++) {
+				score += static_score(l->text + o);
+				if (counts)
+					score += (uint64_t)counts[hash(
+						trigram(l->text + o),
+						COUNT_BITS)] << 32;
+			}
+			if (score < best) {
+				best = score;
+				l->anchor = k;
+			}
 		}
+		if (l->anchor + STRIDE - 1 > pf->max_anchor)
+			pf->max_anchor = l->anchor + STRIDE - 1;
+		for (size_t o = l->anchor; o < l->anchor + STRIDE; o++) {
+			uint32_t h = hash(trigram(l->text + o), FILTER_BITS);
+
+			pf->table[h] = 1;
+			pf->start[(h >> (FILTER_BITS - BUCKET_BITS)) + 1]++;
+		}
+	}
+	for (size_t b = 0; b < (1u << BUCKET_BITS); b++)
+		pf->start[b + 1] += pf->start[b];
+	for (size_t i = 0; i < pf->n_lits; i++) {
+		const struct literal *l = &pf->lits[i];
+
+		for (size_t o = l->anchor; o < l->anchor + STRIDE; o++) {
+			uint32_t b = hash(trigram(l->text + o), FILTER_BITS) >>
+				     (FILTER_BITS - BUCKET_BITS);
+			struct entry *e = &pf->entries[pf->start[b] + fill[b]++];
+
+			e->lit = (uint32_t)i;
+			e->anchor = (uint32_t)o;
+		}
+	}
+	return 0;
+}
+
+static struct ga_prefilter *alloc(size_t n)
+{
+	struct ga_prefilter *pf = calloc(1, sizeof(*pf));
+
+	if (!pf)
+		return NULL;
+	pf->lits = calloc(n, sizeof(*pf->lits));
+	pf->entries = calloc(n * STRIDE, sizeof(*pf->entries));
+	if (!pf->lits || !pf->entries) {
+		ga_prefilter_destroy(pf);
+		return NULL;
+	}
+	return pf;
 }
 
 struct ga_prefilter *ga_prefilter_create(const char *const *lits,
 					 const size_t *lens, size_t n)
 {
 	struct ga_prefilter *pf;
-	uint32_t *fill = NULL;
 
 	if (n == 0 || n > UINT32_MAX / 2) {
 		errno = EINVAL;
@@ -122,54 +198,55 @@ struct ga_prefilter *ga_prefilter_create(const char *const *lits,
 			return NULL;
 		}
 	}
-	pf = calloc(1, sizeof(*pf));
+	pf = alloc(n);
 	if (!pf)
-		goto nomem;
-	pf->lits = calloc(n, sizeof(*pf->lits));
-	pf->entries = calloc(n, sizeof(*pf->entries));
-	fill = calloc(65536, sizeof(*fill));
-	if (!pf->lits || !pf->entries || !fill)
 		goto nomem;
 	pf->n_lits = n;
 	for (size_t i = 0; i < n; i++) {
-		struct literal *l = &pf->lits[i];
-		unsigned long best = ~0ul;
-
-		l->text = malloc(lens[i]);
-		if (!l->text)
+		pf->lits[i].text = malloc(lens[i]);
+		if (!pf->lits[i].text)
 			goto nomem;
 		for (size_t k = 0; k < lens[i]; k++)
-			l->text[k] = ga_fold((unsigned char)lits[i][k]);
-		l->len = lens[i];
-		for (size_t k = 0; k + 1 < l->len; k++) {
-			unsigned long w = (unsigned long)byte_weight(l->text[k]) *
-					  byte_weight(l->text[k + 1]);
-
-			if (w < best) {
-				best = w;
-				l->anchor = k;
-			}
-		}
-		if (l->anchor > pf->max_anchor)
-			pf->max_anchor = l->anchor;
-		set_variants(pf, l->text[l->anchor], l->text[l->anchor + 1]);
-		pf->start[pair(l->text[l->anchor], l->text[l->anchor + 1]) + 1]++;
+			pf->lits[i].text[k] = ga_fold((unsigned char)lits[i][k]);
+		pf->lits[i].len = lens[i];
 	}
-	for (size_t p = 0; p < 65536; p++)
-		pf->start[p + 1] += pf->start[p];
-	for (size_t i = 0; i < n; i++) {
-		const struct literal *l = &pf->lits[i];
-		unsigned p = pair(l->text[l->anchor], l->text[l->anchor + 1]);
-
-		pf->entries[pf->start[p] + fill[p]].lit = (uint32_t)i;
-		pf->entries[pf->start[p] + fill[p]].anchor = (uint32_t)l->anchor;
-		fill[p]++;
-	}
-	free(fill);
+	build(pf, NULL);
 	return pf;
 nomem:
-	free(fill);
 	ga_prefilter_destroy(pf);
+	errno = ENOMEM;
+	return NULL;
+}
+
+struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
+				       const char *sample, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)sample;
+	struct ga_prefilter *t = alloc(pf->n_lits);
+	uint32_t *counts = calloc(1u << COUNT_BITS, sizeof(*counts));
+
+	if (!t || !counts)
+		goto nomem;
+	t->n_lits = pf->n_lits;
+	for (size_t i = 0; i < pf->n_lits; i++) {
+		t->lits[i].len = pf->lits[i].len;
+		t->lits[i].text = malloc(pf->lits[i].len);
+		if (!t->lits[i].text)
+			goto nomem;
+		memcpy(t->lits[i].text, pf->lits[i].text, pf->lits[i].len);
+	}
+	for (size_t i = 0; i + 3 <= len; i++) {
+		uint32_t *c = &counts[hash(trigram(s + i), COUNT_BITS)];
+
+		if (*c < UINT32_MAX)
+			(*c)++;
+	}
+	build(t, counts);
+	free(counts);
+	return t;
+nomem:
+	free(counts);
+	ga_prefilter_destroy(t);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -247,13 +324,14 @@ static void flush(struct scan *sc, size_t limit)
 	sc->pend.n -= done;
 }
 
-/* Verify the literals anchored at text offset I. */
+/* Verify the literals whose anchor hash matches the text at offset I. */
 static void verify(struct scan *sc, size_t i)
 {
 	const struct ga_prefilter *pf = sc->pf;
-	unsigned fp = pair(ga_fold(sc->s[i]), ga_fold(sc->s[i + 1]));
+	uint32_t b = hash(trigram(sc->s + i), FILTER_BITS) >>
+		     (FILTER_BITS - BUCKET_BITS);
 
-	for (uint32_t e = pf->start[fp]; e < pf->start[fp + 1]; e++) {
+	for (uint32_t e = pf->start[b]; e < pf->start[b + 1]; e++) {
 		const struct literal *l = &pf->lits[pf->entries[e].lit];
 		size_t anchor = pf->entries[e].anchor, start;
 
@@ -272,11 +350,12 @@ static void verify(struct scan *sc, size_t i)
 	}
 }
 
-static inline unsigned bit(const uint8_t *bits, const unsigned char *p)
+static inline unsigned probe(const uint8_t *table, const unsigned char *p)
 {
-	unsigned v = pair(p[0], p[1]);
+	uint32_t x;
 
-	return (bits[v >> 3] >> (v & 7)) & 1u;
+	memcpy(&x, p, sizeof(x)); /* one unaligned load; byte 3 ignored */
+	return table[hash((x & 0xffffffu) | 0x202020u, FILTER_BITS)];
 }
 
 void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
@@ -284,29 +363,30 @@ void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
 {
 	struct scan sc = { pf, (const unsigned char *)data, len, on_hit, ctx,
 			   { NULL, 0, 0 }, 0, 0 };
-	const uint8_t *bits = pf->bits;
-	size_t i = 0;
+	const uint8_t *table = pf->table;
+	size_t i = 0; /* always even */
 
 	if (len < GA_PREFILTER_MIN_LITERAL)
 		return;
-	while (i + 1 < len && !sc.stop) {
+	while (i + 3 <= len && !sc.stop) {
 		if (sc.floor > i)
-			i = sc.floor;
-		if (i + BLOCK + 1 <= len) {
+			i = sc.floor & ~(size_t)(STRIDE - 1);
+		/* a block probes BLOCK positions, reading 4 bytes at each */
+		if (i + STRIDE * (BLOCK - 1) + 4 <= len) {
 			const unsigned char *p = sc.s + i;
 			unsigned mask = 0;
 
 			for (unsigned j = 0; j < BLOCK; j++)
-				mask |= bit(bits, p + j) << j;
+				mask |= probe(table, p + STRIDE * j) << j;
 			while (mask && !sc.stop) {
-				verify(&sc, i + (unsigned)__builtin_ctz(mask));
+				verify(&sc, i + STRIDE * (unsigned)__builtin_ctz(mask));
 				mask &= mask - 1;
 			}
-			i += BLOCK;
+			i += STRIDE * BLOCK;
 		} else {
-			if (bit(bits, sc.s + i))
+			if (table[hash(trigram(sc.s + i), FILTER_BITS)])
 				verify(&sc, i);
-			i++;
+			i += STRIDE;
 		}
 		/* Hits starting before i - max_anchor can no longer be
 		 * preceded by one found later. */
