@@ -376,6 +376,9 @@ void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
 			const unsigned char *p = sc.s + i;
 			unsigned mask = 0;
 
+			/* Unrolled: the probes are independent, so the CPU
+			 * overlaps their loads. */
+#pragma GCC unroll 16
 			for (unsigned j = 0; j < BLOCK; j++)
 				mask |= probe(table, p + STRIDE * j) << j;
 			while (mask && !sc.stop) {
