@@ -196,23 +196,52 @@ munge_up() {   # called with $LOCK held
         [ "$(echo "$(now) - $t > 10" | bc)" = 1 ] && die "munged does not answer after 10 s (see /var/log/munge/munged.log)"
         sleep 0.05
     done
-    echo "$LAB" >"$REG/lab-$PORT"
+}
+
+# Registrations: $REG/lab-<port> holds "<lab dir> <pid of the starting lab.sh> <port> <nodes>".
+# A lab counts as alive while its slurmctld runs or its start is in progress.
+reg_alive() {   # file
+    local d p _po _n
+    read -r d p _po _n <"$1" 2>/dev/null || return 1
+    [ -n "$d" ] || return 1
+    pid_alive "$d/run/slurmctld.pid" || { [ -n "$p" ] && alive "$p"; }
 }
 
 other_labs_alive() {
-    local f d
+    local f
     for f in "$REG"/lab-*; do
         [ -e "$f" ] || continue
         [ "$f" = "$REG/lab-$PORT" ] && continue
-        d=$(cat "$f" 2>/dev/null || true)
-        if [ -n "$d" ] && pid_alive "$d/run/slurmctld.pid"; then return 0; fi
+        reg_alive "$f" && return 0
         rm -f "$f"     # stale registration of a lab that is gone
     done
     return 1
 }
 
+# Claim ports $PORT..$PORT+$NODES for this lab (called with $LOCK held, so two
+# labs starting at the same moment cannot both take the same ports).
+claim_ports() {
+    local f d p po n i
+    for f in "$REG"/lab-*; do
+        [ -e "$f" ] || continue
+        read -r d p po n <"$f" 2>/dev/null || continue
+        [ "$d" = "$LAB" ] && continue
+        reg_alive "$f" || { rm -f "$f"; continue; }
+        if [ -n "$po" ] && [ $((po + ${n:-2})) -ge "$PORT" ] && [ "$po" -le $((PORT + NODES)) ]; then
+            die "ports $PORT..$((PORT + NODES)) overlap those of the running lab in $d ($po..$((po + ${n:-2}))); choose another GPUALERT_LAB_PORT"
+        fi
+    done
+    for i in $(seq 0 "$NODES"); do
+        if port_busy $((PORT + i)); then
+            die "TCP port $((PORT + i)) on this machine is in use; choose another GPUALERT_LAB_PORT (uses $PORT..$((PORT + NODES)))"
+        fi
+    done
+    echo "$LAB $$ $PORT $NODES" >"$REG/lab-$PORT"
+}
+
 munge_down() {  # called with $LOCK held
-    rm -f "$REG/lab-$PORT"
+    local d _r
+    if read -r d _r <"$REG/lab-$PORT" 2>/dev/null && [ "$d" = "$LAB" ]; then rm -f "$REG/lab-$PORT"; fi
     [ -e "$MUNGE_MARK" ] || return 0          # a lab did not start it: not ours to stop
     other_labs_alive && return 0              # another lab still uses it; it stops it later
     if pid_alive $MUNGE_PIDFILE; then
@@ -242,18 +271,15 @@ stop_pid() {
 }
 
 # This lab's daemons and their slurmstepd processes hold the lab's log files
-# open ($LAB/log/slurm*.log).  Job tasks do not; with cgroups they are found in
-# the lab's cgroups, without them proctrack/linuxproc kills them at scancel.
+# open ($LAB/log/slurm*.log).  Job processes carry SLURM_CONF=$CONF and
+# SLURM_JOB_ID in their environment (also those that escaped the job's process
+# tracking, e.g. daemonized ones); with cgroups they are also found in the
+# lab's cgroups.
 lab_daemon_pids() {
-    local d p l
-    for d in /proc/[0-9]*; do
-        p=${d#/proc/}
-        [ "$p" = $$ ] && continue
-        for l in "$d"/fd/*; do
-            case "$(readlink "$l" 2>/dev/null)" in
-                "$LAB"/log/slurm*.log) echo "$p"; break ;;
-            esac
-        done
+    local e
+    find /proc/[0-9]*/fd -maxdepth 1 -lname "$LAB/log/slurm*.log" 2>/dev/null | cut -d/ -f3
+    for e in $(grep -lzxF "SLURM_CONF=$CONF" /proc/[0-9]*/environ 2>/dev/null); do
+        grep -qz '^SLURM_JOB_ID=' "$e" 2>/dev/null && echo "$e" | cut -d/ -f3
     done
     return 0
 }
@@ -301,11 +327,6 @@ do_start() {
     if pid_alive "$CTLD_PIDFILE"; then
         die "a lab is already running in $LAB (slurmctld pid $(cat "$CTLD_PIDFILE")); run 'lab.sh stop' first"
     fi
-    for i in $(seq 0 "$NODES"); do
-        if port_busy $((PORT + i)); then
-            die "TCP port $((PORT + i)) on this machine is in use; choose another GPUALERT_LAB_PORT (uses $PORT..$((PORT + NODES)))"
-        fi
-    done
     for i in $(seq 1 "$NODES"); do
         if pid_alive "$LAB/run/slurmd-$(node_name "$i").pid"; then running="$running $(node_name "$i")"; fi
     done
@@ -333,6 +354,7 @@ do_start() {
     install -d -m 0755 "$REG"
     (
         flock 9
+        claim_ports
         munge_up
     ) 9>"$LOCK"
     say "munge ready             +$(since "$t0") s"
@@ -374,6 +396,7 @@ do_stop() {
             # KillWait=5: tasks get SIGTERM, then SIGKILL 5 s later
             i=0
             while [ -n "$(squeue -h -o %A 2>/dev/null)" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+            [ $i -ge 200 ] && say "jobs still listed after 20 s: $(squeue -h -o '%A:%T' 2>/dev/null | tr '\n' ' ')"
             say "cancelled jobs           +$(since "$t0") s"
         fi
     fi
@@ -386,7 +409,7 @@ do_stop() {
     rm -f "$CTLD_PIDFILE"
 
     # Leftovers: slurmstepd (outlives slurmd by design) and job processes.
-    left=$( { lab_daemon_pids; [ "$CGROUP" = 1 ] && lab_cgroup_pids; true; } | sort -u)
+    left=$( { lab_daemon_pids; [ "$CGROUP" = 1 ] && lab_cgroup_pids; true; } | grep -vx "$$" | sort -u)
     if [ -n "$left" ]; then
         say "terminating leftover processes: $(echo $left)"
         kill -TERM $left 2>/dev/null || true
