@@ -19,6 +19,8 @@ NODES=${GPUALERT_LAB_NODES:-1}
 CGROUP=${GPUALERT_LAB_CGROUP:-1}
 LABUSER=${GPUALERT_LAB_USER:-labuser}
 READY_TIMEOUT=${GPUALERT_LAB_READY_TIMEOUT:-60}
+MUNGE_MODE=${GPUALERT_LAB_MUNGE:-own}
+MUNGE_KEY=${GPUALERT_LAB_MUNGE_KEY:-/etc/munge/munge.key}   # own mode only
 SLURMD_TIMEOUT=${GPUALERT_LAB_SLURMD_TIMEOUT:-300}
 NPROC=$(nproc)
 CPUS=${GPUALERT_LAB_CPUS:-$NPROC}
@@ -49,6 +51,11 @@ valid_num GPUALERT_LAB_CPUS "$CPUS"
 valid_num GPUALERT_LAB_MEM "$MEM"
 case "$NODES" in 1|2) ;; *) die "GPUALERT_LAB_NODES must be 1 or 2, got '$NODES'";; esac
 case "$CGROUP" in 0|1) ;; *) die "GPUALERT_LAB_CGROUP must be 0 or 1, got '$CGROUP'";; esac
+case "$MUNGE_MODE" in own|system) ;; *) die "GPUALERT_LAB_MUNGE must be own or system, got '$MUNGE_MODE'";; esac
+# own: a munged for this lab only (system key, socket in the lab), so nothing
+# another lab or person does to the system munged can break this one.
+OWN_MUNGE=$LAB/munge     # not under run/: munged wants root- or munge-owned parents
+OWN_SOCK=$OWN_MUNGE/munge.socket
 
 # alive: exists and is not a zombie (PID 1 may be slow to reap daemons)
 alive() {
@@ -106,6 +113,7 @@ write_configs() {
         echo "SlurmdUser=root"
         echo "AuthType=auth/munge"
         echo "CredType=cred/munge"
+        [ "$MUNGE_MODE" = own ] && echo "AuthInfo=socket=$OWN_SOCK"
         echo "StateSaveLocation=$LAB/state"
         echo "SlurmdSpoolDir=$LAB/spool/%n"
         echo "SlurmctldPidFile=$CTLD_PIDFILE"
@@ -167,6 +175,7 @@ GPUALERT_LAB_PORT=$PORT
 GPUALERT_LAB_NODES=$NODES
 GPUALERT_LAB_CGROUP=$CGROUP
 GPUALERT_LAB_USER=$LABUSER
+GPUALERT_LAB_MUNGE=$MUNGE_MODE
 EOF
     chmod 644 "$CONF" "$LAB/etc/cgroup.conf" "$LAB/etc/plugstack.conf"
 }
@@ -174,8 +183,11 @@ EOF
 # -------------------------------------------------------------------- munge
 munge_works() { munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; }
 
-munge_up() {   # called with $LOCK held
-    local t
+munge_key() {
+    if [ "$MUNGE_MODE" = own ] && [ "$MUNGE_KEY" != /etc/munge/munge.key ]; then
+        [ -r "$MUNGE_KEY" ] || die "GPUALERT_LAB_MUNGE_KEY=$MUNGE_KEY is not readable"
+        return 0
+    fi
     if [ ! -s /etc/munge/munge.key ]; then
         say "creating /etc/munge/munge.key"
         install -d -o munge -g munge -m 0700 /etc/munge
@@ -184,6 +196,23 @@ munge_up() {   # called with $LOCK held
         else dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none; fi
         chown munge:munge /etc/munge/munge.key; chmod 0600 /etc/munge/munge.key
     fi
+}
+
+own_munge_up() {
+    local i=0
+    install -d -o munge -g munge -m 0755 "$OWN_MUNGE"
+    runuser -u munge -- $SBIN/munged --socket="$OWN_SOCK" --pid-file="$OWN_MUNGE/munged.pid" \
+        --log-file="$OWN_MUNGE/munged.log" --seed-file="$OWN_MUNGE/munged.seed" \
+        --key-file="$MUNGE_KEY" 9>&-
+    until munge -S "$OWN_SOCK" -n </dev/null 2>/dev/null | unmunge -S "$OWN_SOCK" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -gt 200 ] && die "the lab's munged does not answer after 10 s (see $OWN_MUNGE/munged.log)"
+        sleep 0.05
+    done
+}
+
+munge_up() {   # system munged; called with $LOCK held
+    local t
     if ! munge_works; then
         install -d -o munge -g munge -m 0755 /run/munge
         # 9>&-: the daemon must not inherit (and so hold) the lock
@@ -202,7 +231,7 @@ munge_up() {   # called with $LOCK held
 # A lab counts as alive while its slurmctld runs or its start is in progress.
 reg_alive() {   # file
     local d p _po _n
-    read -r d p _po _n <"$1" 2>/dev/null || return 1
+    read -r d p _po _n 2>/dev/null <"$1" || return 1
     [ -n "$d" ] || return 1
     pid_alive "$d/run/slurmctld.pid" || { [ -n "$p" ] && alive "$p"; }
 }
@@ -224,7 +253,7 @@ claim_ports() {
     local f d p po n i
     for f in "$REG"/lab-*; do
         [ -e "$f" ] || continue
-        read -r d p po n <"$f" 2>/dev/null || continue
+        read -r d p po n 2>/dev/null <"$f" || continue
         [ "$d" = "$LAB" ] && continue
         reg_alive "$f" || { rm -f "$f"; continue; }
         if [ -n "$po" ] && [ $((po + ${n:-2})) -ge "$PORT" ] && [ "$po" -le $((PORT + NODES)) ]; then
@@ -241,7 +270,8 @@ claim_ports() {
 
 munge_down() {  # called with $LOCK held
     local d _r
-    if read -r d _r <"$REG/lab-$PORT" 2>/dev/null && [ "$d" = "$LAB" ]; then rm -f "$REG/lab-$PORT"; fi
+    if read -r d _r 2>/dev/null <"$REG/lab-$PORT" && [ "$d" = "$LAB" ]; then rm -f "$REG/lab-$PORT"; fi
+    [ "$MUNGE_MODE" = system ] || return 0   # this lab used its own munged
     [ -e "$MUNGE_MARK" ] || return 0          # a lab did not start it: not ours to stop
     other_labs_alive && return 0              # another lab still uses it; it stops it later
     if pid_alive $MUNGE_PIDFILE; then
@@ -309,7 +339,7 @@ wait_ready() {
         if [ "$(echo "$(now) - $t > $READY_TIMEOUT" | bc)" = 1 ]; then
             echo "lab.sh: error: 'srun -N $NODES true' did not succeed within ${READY_TIMEOUT} s" >&2
             echo "--- last srun error:" >&2; tail -n 5 "$err" >&2 || true
-            for f in "$LAB"/log/slurmctld.log "$LAB"/log/slurmd-*.log; do
+            for f in "$LAB"/log/slurmctld.log "$LAB"/log/slurmd-*.log "$OWN_MUNGE/munged.log"; do
                 [ -e "$f" ] || continue
                 echo "--- tail of $f:" >&2; tail -n 25 "$f" >&2
             done
@@ -331,6 +361,7 @@ do_start() {
         if pid_alive "$LAB/run/slurmd-$(node_name "$i").pid"; then running="$running $(node_name "$i")"; fi
     done
     [ -n "$running" ] && die "slurmd for$running still running from an earlier lab in $LAB; run 'lab.sh stop' first"
+    if pid_alive "$OWN_MUNGE/munged.pid"; then stop_pid "$(cat "$OWN_MUNGE/munged.pid")" "stale munged (lab)"; fi
 
     # test user
     if ! getent passwd "$LABUSER" >/dev/null; then
@@ -340,7 +371,7 @@ do_start() {
 
     # directories: a fresh state every start (job ids start at 1, start is fast)
     install -d -m 0755 "$LAB" "$LAB/etc" "$LAB/etc/plugstack.conf.d"
-    rm -rf "$LAB/state" "$LAB/spool" "$LAB/log" "$LAB/run"
+    rm -rf "$LAB/state" "$LAB/spool" "$LAB/log" "$LAB/run" "$OWN_MUNGE"
     install -d -o slurm -g slurm -m 0755 "$LAB/state" "$LAB/log" "$LAB/run"
     install -d -m 0755 "$LAB/spool"
     for i in $(seq 1 "$NODES"); do install -d -m 0755 "$LAB/spool/$(node_name "$i")"; done
@@ -352,11 +383,14 @@ do_start() {
     write_configs
 
     install -d -m 0755 "$REG"
+    munge_key
     (
         flock 9
         claim_ports
-        munge_up
+        [ "$MUNGE_MODE" = system ] && munge_up
+        true
     ) 9>"$LOCK"
+    [ "$MUNGE_MODE" = own ] && own_munge_up
     say "munge ready             +$(since "$t0") s"
 
     export SLURM_CONF=$CONF
@@ -426,6 +460,7 @@ do_stop() {
         [ -d "$f" ] && say "could not remove cgroup $f (processes still inside?)"
     done
 
+    if pid_alive "$OWN_MUNGE/munged.pid"; then stop_pid "$(cat "$OWN_MUNGE/munged.pid")" "munged (lab)"; fi
     if [ -d "$REG" ]; then
         ( flock 9; munge_down ) 9>"$LOCK"
     fi
@@ -436,7 +471,7 @@ do_stop() {
 do_status() {
     local f
     echo "lab: $LAB  port: $PORT  nodes: $NODES  cgroup: $CGROUP"
-    for f in $MUNGE_PIDFILE "$CTLD_PIDFILE" "$LAB"/run/slurmd-*.pid; do
+    for f in $MUNGE_PIDFILE "$OWN_MUNGE/munged.pid" "$CTLD_PIDFILE" "$LAB"/run/slurmd-*.pid; do
         [ -s "$f" ] || continue
         ps -o pid=,user=,etime=,cmd= -p "$(cat "$f")" || echo "(stale pid file $f)"
     done
@@ -456,6 +491,7 @@ do_env() {
     echo "export GPUALERT_LAB_NODES=$NODES"
     echo "export GPUALERT_LAB_CGROUP=$CGROUP"
     echo "export GPUALERT_LAB_USER=$LABUSER"
+    echo "export GPUALERT_LAB_MUNGE=$MUNGE_MODE"
     echo "export GPUALERT_LAB_JOBS=$LAB/jobs"
 }
 
