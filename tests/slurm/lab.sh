@@ -37,8 +37,9 @@ LOCK=$REG/lock
 
 die() { echo "lab.sh: error: $*" >&2; exit 1; }
 say() { echo "lab.sh: $*"; }
-now() { date +%s.%N; }
-since() { printf '%.2f' "$(echo "$(now) - $1" | bc)"; }
+now() { date +%s%N; }                      # nanoseconds
+since() { local c=$(( ($(now) - $1) / 10000000 )); printf '%d.%02d' $((c / 100)) $((c % 100)); }
+older() { [ $(( $(now) - $1 )) -gt $(( $2 * 1000000000 )) ]; }   # older START SECONDS
 
 CONF=$LAB/etc/slurm.conf
 CTLD_PIDFILE=$LAB/run/slurmctld.pid
@@ -74,11 +75,11 @@ check_prereqs() {
              /usr/bin/squeue /usr/bin/scancel /usr/bin/sinfo; do
         [ -x "$b" ] || missing="$missing $b"
     done
-    for b in runuser useradd flock bc ss; do
+    for b in runuser useradd flock; do
         command -v "$b" >/dev/null || missing="$missing $b"
     done
     [ -n "$missing" ] && die "missing binaries:$missing
-  (Debian: apt-get install -y slurmctld slurmd slurm-client munge util-linux passwd bc iproute2)"
+  (Debian: apt-get install -y slurmctld slurmd slurm-client munge util-linux passwd)"
     getent passwd slurm >/dev/null || die "user 'slurm' does not exist (installed by the slurmd/slurmctld packages)"
     getent passwd munge >/dev/null || die "user 'munge' does not exist (installed by the munge package)"
     if [ "$CGROUP" = 1 ]; then
@@ -91,7 +92,10 @@ check_prereqs() {
     return 0
 }
 
-port_busy() { ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
+port_busy() {
+    if command -v ss >/dev/null; then ss -Htln "sport = :$1" 2>/dev/null | grep -q .
+    else (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; fi
+}
 
 # -------------------------------------------------------------------- configs
 write_configs() {
@@ -222,7 +226,7 @@ munge_up() {   # system munged; called with $LOCK held
     fi
     t=$(now)
     until munge_works; do
-        [ "$(echo "$(now) - $t > 10" | bc)" = 1 ] && die "munged does not answer after 10 s (see /var/log/munge/munged.log)"
+        older "$t" 10 && die "munged does not answer after 10 s (see /var/log/munge/munged.log)"
         sleep 0.05
     done
 }
@@ -336,7 +340,7 @@ wait_ready() {
     local t0=$1 t err=$LAB/log/ready-srun.err
     t=$(now)
     until timeout 20 srun -Q --immediate=5 -N "$NODES" -p low true 2>"$err"; do
-        if [ "$(echo "$(now) - $t > $READY_TIMEOUT" | bc)" = 1 ]; then
+        if older "$t" "$READY_TIMEOUT"; then
             echo "lab.sh: error: 'srun -N $NODES true' did not succeed within ${READY_TIMEOUT} s" >&2
             echo "--- last srun error:" >&2; tail -n 5 "$err" >&2 || true
             for f in "$LAB"/log/slurmctld.log "$LAB"/log/slurmd-*.log "$OWN_MUNGE/munged.log"; do
