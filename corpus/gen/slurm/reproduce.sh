@@ -139,6 +139,13 @@ while read -r case class which id; do
     ec=$(echo "$info" | grep -o ' ExitCode=[0-9]*:[0-9]*' | cut -d= -f2)
     a=${ec%:*}; b=${ec#*:}
     if [ "$b" = 0 ]; then code=$a; else code=-$b; fi
+    # Slurm reports an OUT_OF_MEMORY job as ExitCode 0:125: a marker, not a
+    # signal.  Record what the batch shell itself ended with: fg.sh survives
+    # its child and ends with an echo ("python exited with N"), so 0;
+    # exec.sh is the program the OOM handler killed, so SIGKILL.
+    if [ "$state" = OUT_OF_MEMORY ] && [ "$b" = 125 ]; then
+        if grep -q '^python exited with' "$L/jobs/$case.out"; then code=0; else code=-9; fi
+    fi
     ok=0
     case "$class:$state" in
         time_limit:TIMEOUT|cancelled:CANCELLED|cancelled:PREEMPTED|cancelled:NODE_FAIL|host_oom:OUT_OF_MEMORY) ok=1 ;;
