@@ -212,7 +212,12 @@ case("train-job-script-12", "success", job(Tsh("--seed", "12", "--epochs", "2") 
 case("ddp-launch-ok-13", "success", [PY, os.path.join(GEN, "launch.py"), "2", "29601", PY, "ddp_train.py"])
 case("ddp-launch-rankprefix-ok-14", "success", [*L, "2", "29602", PY, "ddp_train.py", "--steps", "30"],
      env={"LAUNCH_PREFIX": "torchrun"})
-case("train-skipped-steps-ok-15", "success", T("--seed", "15", "--warn", "gradscaler", "--workers", "2"))
+case("train-workers-gradscaler-15", "success", T("--seed", "15", "--warn", "gradscaler", "--workers", "2"))
+case("ddp-4ranks-plain-ok-16", "success", [*L, "4", "29617", PY, "ddp_train.py", "--steps", "25"],
+     env={"LAUNCH_PREFIX": "none"})
+case("train-resume-warnings-17", "success", T("--epochs", "1", "--resume", "checkpoints/last.pt", "--warn",
+                                              "missing_override,deprecation", "--seed", "17"), setup=make_ckpt)
+case("train-color-crlf-18", "success", T("--color", "--crlf", "--seed", "18", "--final", "done"))
 
 # ============================================================ code_error
 for i, (c, extra) in enumerate([
@@ -419,6 +424,8 @@ case("store-barrier-timeout-04", "nccl", "RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.
      f"{PY} ddp_train.py --timeout 8", shell=True, timeout=120)
 case("store-connect-timeout-05", "nccl", "RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29614 " +
      f"{PY} ddp_train.py --timeout 8", shell=True, timeout=120)
+case("gloo-peer-killed-rank0-07", "nccl", [*L, "2", "29618", PY, "ddp_train.py", "--case", "sigkill",
+                                         "--fail-at", "35", "--fail-rank", "0"])
 
 # ============================================================ cuda_setup (CPU-only torch build)
 case("cuda-tensor-01", "cuda_setup", T("--case", "cuda_tensor", "--fail-at", "0"))
