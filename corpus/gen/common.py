@@ -1,4 +1,4 @@
-"""Shared helpers for the gpualert corpus generators.
+"""Shared code of the gpualert corpus generators.
 
 Every log is the captured stdout+stderr (merged, as a Slurm job's output
 file is) of a real program.  The only edits applied afterwards are

@@ -403,7 +403,8 @@ case("job-set-e-07", "unknown", job("set -e\n" + Tsh("--epochs", "1") + "\ntouch
 case("job-false-08", "unknown", job(Tsh("--epochs", "1", "--seed", "808") + "\n/bin/false"), shell=True)
 case("exit255-09", "unknown", [PY, "-c", "import sys\nprint('preprocessing 1200 files', flush=True)\n"
                                "print('preprocessing finished', flush=True)\nsys.exit(255)"])
-case("ddp-exit-rank1-10", "unknown", [*L, "2", "29609", PY, "ddp_train.py", "--case", "exit", "--fail-at", "39",
+# rank 1 exits 1 silently; rank 0 only shows gloo's "Connection closed by peer": nccl by the taxonomy
+case("gloo-peer-exit-08", "nccl", [*L, "2", "29609", PY, "ddp_train.py", "--case", "exit", "--fail-at", "39",
                                       "--steps", "40"], env={"LAUNCH_PREFIX": "torchrun"})
 case("sigterm-crlf-11", "unknown", T("--case", "self_sigterm", "--fail-at", "61", "--crlf", "--epochs", "3"))
 case("sys-exit3-color-12", "unknown", T("--case", "exit3", "--fail-at", "45", "--color"))
