@@ -165,3 +165,11 @@ while read -r case class which id; do
 done <"$cases"
 mv "$rows" "$out"
 echo "+$(el) s wrote $(wc -l <"$out") rows to $out"
+
+# Replace this generator's rows in corpus/labels.tsv (rows of the other
+# generators stay), sorted by file like the rest.
+{
+    head -n 1 "$corpus/labels.tsv"
+    { tail -n +2 "$corpus/labels.tsv" | grep -v "	gen/slurm/"; cat "$out"; } | sort -t '	' -k1,1
+} >"$corpus/labels.tsv.new" && mv "$corpus/labels.tsv.new" "$corpus/labels.tsv"
+echo "updated $corpus/labels.tsv"
