@@ -1,4 +1,4 @@
-/* gpualert send: deliver the spooled reports (notify/README.md).
+/* gpualert send: deliver the spooled reports (README.md, "Delivery").
  *
  * One pass: claim the jobs whose reports are complete (new/ -> out/),
  * render each claim's message once (out/CLAIM/message.eml, so a re-send

@@ -5,7 +5,7 @@
  * and bounded (an entry cap and a total cap).  Delivery, retries and the
  * dead-letter folder are `gpualert send`'s (cli/cmd_send.c).
  *
- * Layout under the spool directory (notify/README.md, "Spool"):
+ * Layout under the spool directory (README.md, "Spool layout"):
  *
  *   tmp/              writes in progress (".NAME.XXXXXX"); never read
  *   new/NAME.json     a complete report.  NAME is "<job>.<step>.<node>",
