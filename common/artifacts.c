@@ -18,22 +18,9 @@
 #include <zlib.h>
 
 #include "buf.h"
+#include "fdio.h"
 #include "log.h"
 #include "spool.h"
-
-/* snprintf for paths: a truncated path is an error, never a silently
- * different file.  (A function, so -Wformat-truncation does not guess.) */
-static int __attribute__((format(printf, 3, 4)))
-pjoin(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
 
 #define NAME_MAX_LEN 100
 #define PATH_MAX_LEN 4096
@@ -47,40 +34,6 @@ struct rec {
 	uint64_t orig;          /* size of the original file */
 };
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-	char *c = p;
-
-	while (n) {
-		ssize_t r = read(fd, c, n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		c += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 static void send_rec(int fd, char kind, const char *name, const char *path,
 		     const char *reason, const void *data, uint64_t len,
 		     uint64_t orig)
@@ -92,10 +45,10 @@ static void send_rec(int fd, char kind, const char *name, const char *path,
 	if (h.name_len > NAME_MAX_LEN || h.path_len > PATH_MAX_LEN ||
 	    h.reason_len > REASON_MAX_LEN)
 		return;
-	if (write_all(fd, &h, sizeof(h)) || write_all(fd, name, h.name_len) ||
-	    write_all(fd, path, h.path_len) ||
-	    write_all(fd, reason, h.reason_len) ||
-	    write_all(fd, data, (size_t)len))
+	if (ga_write_all(fd, &h, sizeof(h)) || ga_write_all(fd, name, h.name_len) ||
+	    ga_write_all(fd, path, h.path_len) ||
+	    ga_write_all(fd, reason, h.reason_len) ||
+	    ga_write_all(fd, data, (size_t)len))
 		_exit(1);
 }
 
@@ -170,7 +123,7 @@ static void offer(int fd, const char *path, uint64_t *left, unsigned *count)
 		return;
 	}
 	data = malloc((size_t)st.st_size + 1);
-	if (!data || read_all(in, data, (size_t)st.st_size)) {
+	if (!data || ga_read_all(in, data, (size_t)st.st_size)) {
 		send_rec(fd, 'S', name, path, "cannot read: short read or "
 			 "out of memory", "", 0, (uint64_t)st.st_size);
 		goto out;
@@ -226,7 +179,7 @@ static void child_collect(int fd, const char *work_dir,
 			for (size_t i = 0; i < g.gl_pathc; i++) {
 				char full[PATH_MAX_LEN];
 
-				pjoin(full, sizeof(full), "%s/%s", work_dir,
+				ga_path_printf(full, sizeof(full), "%s/%s", work_dir,
 					 g.gl_pathv[i]);
 				offer(fd, g.gl_pathv[i][0] == '/' ?
 				      g.gl_pathv[i] : full, &left, &count);
@@ -264,8 +217,8 @@ int ga_artifacts_collect(const char *spool_dir, const char *name,
 
 	if (!ga_spool_name_ok(name))
 		return -EINVAL;
-	pjoin(tmpdir, sizeof(tmpdir), "%s/tmp/att.%s.XXXXXX", spool_dir, name);
-	pjoin(dest, sizeof(dest), "%s/att/%s", spool_dir, name);
+	ga_path_printf(tmpdir, sizeof(tmpdir), "%s/tmp/att.%s.XXXXXX", spool_dir, name);
+	ga_path_printf(dest, sizeof(dest), "%s/att/%s", spool_dir, name);
 	if (!mkdtemp(tmpdir) && (errno != ENOENT || ga_spool_prepare(spool_dir) ||
 				 (strcpy(tmpdir + strlen(tmpdir) - 6, "XXXXXX"),
 				  !mkdtemp(tmpdir)))) {
@@ -312,7 +265,7 @@ int ga_artifacts_collect(const char *spool_dir, const char *name,
 		char reason[REASON_MAX_LEN + 1], fname[NAME_MAX_LEN + 8];
 		char *data = NULL;
 
-		if (read_all(pfd[0], &h, sizeof(h)))
+		if (ga_read_all(pfd[0], &h, sizeof(h)))
 			break;  /* end of stream */
 		/* The child runs as the user, who may have taken it over
 		 * (ptrace after setreuid): nothing it sends is trusted. */
@@ -320,11 +273,11 @@ int ga_artifacts_collect(const char *spool_dir, const char *name,
 		    h.name_len > NAME_MAX_LEN || h.path_len > PATH_MAX_LEN ||
 		    h.reason_len > REASON_MAX_LEN || h.len > budget - total ||
 		    n >= GA_ARTIFACTS_MAX_FILES * 4 ||
-		    read_all(pfd[0], rname, h.name_len) ||
-		    read_all(pfd[0], path, h.path_len) ||
-		    read_all(pfd[0], reason, h.reason_len) ||
+		    ga_read_all(pfd[0], rname, h.name_len) ||
+		    ga_read_all(pfd[0], path, h.path_len) ||
+		    ga_read_all(pfd[0], reason, h.reason_len) ||
 		    (h.len && (!(data = malloc((size_t)h.len)) ||
-			       read_all(pfd[0], data, (size_t)h.len)))) {
+			       ga_read_all(pfd[0], data, (size_t)h.len)))) {
 			free(data);
 			rc = -EPROTO;
 			break;
@@ -444,7 +397,7 @@ int ga_artifacts_load(const char *att_dir, uint64_t max,
 	uint64_t used = 0;
 	int rc;
 
-	pjoin(path, sizeof(path), "%s/MANIFEST", att_dir);
+	ga_path_printf(path, sizeof(path), "%s/MANIFEST", att_dir);
 	rc = ga_read_file(path, 1 << 20, &text, NULL);
 	if (rc == -ENOENT)
 		return 0;
@@ -470,7 +423,7 @@ int ga_artifacts_load(const char *att_dir, uint64_t max,
 			size_t len = 0;
 			const char *shown = f[1] + strcspn(f[1], "-");
 
-			pjoin(path, sizeof(path), "%s/%s", att_dir, f[1]);
+			ga_path_printf(path, sizeof(path), "%s/%s", att_dir, f[1]);
 			tmp = realloc(s->files, (s->n_files + 1) * sizeof(*tmp));
 			if (!tmp) {
 				rc = -ENOMEM;

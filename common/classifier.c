@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "json.h"
 #include "linereader.h"
 #include "prefilter.h"
@@ -802,10 +803,8 @@ int ga_classify_fd(const struct ga_ruleset *rs, int fd,
 		goto out;
 	}
 	for (;;) {
-		ssize_t n = read(fd, buf, 1 << 20);
+		ssize_t n = ga_read_some(fd, buf, 1 << 20);
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0) {
 			rc = -errno;
 			break;

@@ -15,21 +15,8 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fdio.h"
 #include "log.h"
-
-/* snprintf for paths: a truncated path is an error, never a silently
- * different file.  (A function, so -Wformat-truncation does not guess.) */
-static int __attribute__((format(printf, 3, 4)))
-pjoin(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
 
 static const char *const subdirs[] = { "tmp", "new", "att", "out", "dead" };
 
@@ -43,7 +30,7 @@ int ga_spool_prepare(const char *dir)
 		return -errno;
 	}
 	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
-		pjoin(path, sizeof(path), "%s/%s", dir, subdirs[i]);
+		ga_path_printf(path, sizeof(path), "%s/%s", dir, subdirs[i]);
 		if (mkdir(path, 0750) < 0 && errno != EEXIST) {
 			ga_log(GA_LOG_ERROR, "gpualert: spool: cannot create "
 			       "%s: %s", path, strerror(errno));
@@ -102,23 +89,6 @@ static int fsync_dir(const char *dir)
 	return rc;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The durable write: a temp file in TMP_DIR, fsync, rename to
  * DEST_DIR/NAME, fsync DEST_DIR (rename(2) is atomic but only the
  * directory's fsync makes it survive a power loss: fsync(2) NOTES). */
@@ -130,13 +100,13 @@ static int durable_write(const char *tmp_dir, const char *dest_dir,
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", tmp_dir,
 			     name) >= sizeof(tmp) ||
-	    (size_t)pjoin(dest, sizeof(dest), "%s/%s", dest_dir, name) >=
+	    (size_t)ga_path_printf(dest, sizeof(dest), "%s/%s", dest_dir, name) >=
 		    sizeof(dest))
 		return -ENAMETOOLONG;
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	rc = write_all(fd, data, len);
+	rc = ga_write_all(fd, data, len);
 	if (!rc && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && !rc)
@@ -178,8 +148,8 @@ int ga_spool_write(const char *dir, const char *name, const void *data,
 		       name);
 		return -ENOSPC;
 	}
-	pjoin(tmp_dir, sizeof(tmp_dir), "%s/tmp", dir);
-	pjoin(new_dir, sizeof(new_dir), "%s/new", dir);
+	ga_path_printf(tmp_dir, sizeof(tmp_dir), "%s/tmp", dir);
+	ga_path_printf(new_dir, sizeof(new_dir), "%s/new", dir);
 	rc = durable_write(tmp_dir, new_dir, name, data, len);
 	if (rc == -ENOENT) {
 		/* First write into a fresh spool. */
@@ -335,7 +305,7 @@ int ga_spool_scan_new(const char *dir, struct ga_spool_scan *scan)
 	int rc = 0;
 
 	memset(scan, 0, sizeof(*scan));
-	pjoin(path, sizeof(path), "%s/new", dir);
+	ga_path_printf(path, sizeof(path), "%s/new", dir);
 	d = opendir(path);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
@@ -425,10 +395,10 @@ int ga_spool_claim(const char *dir, const struct ga_spool_group *g,
 	char cdir[4096], from[4096], to[4096];
 	int rc = 0;
 
-	pjoin(cdir, sizeof(cdir), "%s/out/%s", dir, claim);
+	ga_path_printf(cdir, sizeof(cdir), "%s/out/%s", dir, claim);
 	if (mkdir(cdir, 0750) < 0 && errno != EEXIST)
 		return -errno;
-	pjoin(to, sizeof(to), "%s/att", cdir);
+	ga_path_printf(to, sizeof(to), "%s/att", cdir);
 	if (mkdir(to, 0750) < 0 && errno != EEXIST)
 		return -errno;
 	for (size_t i = 0; i < g->n_names; i++) {
@@ -436,26 +406,26 @@ int ga_spool_claim(const char *dir, const struct ga_spool_group *g,
 
 		/* Attachments first: once the report has left new/, a crash
 		 * must not leave its files behind in att/. */
-		pjoin(from, sizeof(from), "%s/att/%.*s", dir, (int)base,
+		ga_path_printf(from, sizeof(from), "%s/att/%.*s", dir, (int)base,
 			 g->names[i]);
-		pjoin(to, sizeof(to), "%s/att/%.*s", cdir, (int)base,
+		ga_path_printf(to, sizeof(to), "%s/att/%.*s", cdir, (int)base,
 			 g->names[i]);
 		if (rename(from, to) < 0 && errno != ENOENT) {
 			rc = -errno;
 			break;
 		}
-		pjoin(from, sizeof(from), "%s/new/%s", dir, g->names[i]);
-		pjoin(to, sizeof(to), "%s/%s", cdir, g->names[i]);
+		ga_path_printf(from, sizeof(from), "%s/new/%s", dir, g->names[i]);
+		ga_path_printf(to, sizeof(to), "%s/%s", cdir, g->names[i]);
 		if (rename(from, to) < 0 && errno != ENOENT) {
 			rc = -errno;
 			break;
 		}
 	}
 	if (!rc) {
-		pjoin(to, sizeof(to), "%s/att", cdir);
+		ga_path_printf(to, sizeof(to), "%s/att", cdir);
 		fsync_dir(to);
 		fsync_dir(cdir);
-		pjoin(from, sizeof(from), "%s/new", dir);
+		ga_path_printf(from, sizeof(from), "%s/new", dir);
 		fsync_dir(from);
 	}
 	if (rc)
@@ -470,7 +440,7 @@ int ga_spool_state_read(const char *claim_dir, struct ga_spool_state *st)
 	FILE *f;
 
 	memset(st, 0, sizeof(*st));
-	pjoin(path, sizeof(path), "%s/state", claim_dir);
+	ga_path_printf(path, sizeof(path), "%s/state", claim_dir);
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? 0 : -errno;
@@ -523,7 +493,7 @@ int ga_spool_list(const char *dir, const char *sub, char ***names, size_t *n)
 
 	*names = NULL;
 	*n = 0;
-	pjoin(path, sizeof(path), "%s/%s", dir, sub);
+	ga_path_printf(path, sizeof(path), "%s/%s", dir, sub);
 	d = opendir(path);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
@@ -558,8 +528,8 @@ int ga_spool_bury(const char *dir, const char *claim, const char *reason)
 	char from[4096], to[4096], text[1024];
 	int n;
 
-	pjoin(from, sizeof(from), "%s/out/%s", dir, claim);
-	pjoin(to, sizeof(to), "%s/dead/%s", dir, claim);
+	ga_path_printf(from, sizeof(from), "%s/out/%s", dir, claim);
+	ga_path_printf(to, sizeof(to), "%s/dead/%s", dir, claim);
 	n = snprintf(text, sizeof(text), "%s\n", reason);
 	if (n < 0 || (size_t)n >= sizeof(text))
 		n = (int)sizeof(text) - 1;
@@ -574,7 +544,7 @@ int ga_spool_bury(const char *dir, const char *claim, const char *reason)
 		       "dead letters: %s", claim, strerror(errno));
 		return -errno;
 	}
-	pjoin(to, sizeof(to), "%s/dead", dir);
+	ga_path_printf(to, sizeof(to), "%s/dead", dir);
 	fsync_dir(to);
 	return 0;
 }
@@ -591,7 +561,7 @@ int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
 	char path[4096], line[1024];
 	int fd, n, rc = 0;
 
-	pjoin(path, sizeof(path), "%s/sent.log", dir);
+	ga_path_printf(path, sizeof(path), "%s/sent.log", dir);
 	n = snprintf(line, sizeof(line), "%" PRId64 " %s %s %s\n", now,
 		     user && *user ? user : "-", claim, message_id);
 	if (n < 0 || (size_t)n >= sizeof(line))
@@ -599,7 +569,7 @@ int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return -errno;
-	rc = write_all(fd, line, (size_t)n);
+	rc = ga_write_all(fd, line, (size_t)n);
 	if (!rc && fsync(fd) < 0)
 		rc = -errno;
 	close(fd);
@@ -608,7 +578,7 @@ int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
 		       "%s", claim, path, strerror(-rc));
 		return rc;
 	}
-	pjoin(path, sizeof(path), "%s/out/%s", dir, claim);
+	ga_path_printf(path, sizeof(path), "%s/out/%s", dir, claim);
 	if (nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS) < 0)
 		ga_log(GA_LOG_WARN, "gpualert: send: cannot remove %s: %s",
 		       path, strerror(errno));
@@ -618,7 +588,7 @@ int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
 int ga_spool_drop(const char *dir, const char *claim)
 {
 	char path[4096];
-	int rc = pjoin(path, sizeof(path), "%s/out/%s", dir, claim);
+	int rc = ga_path_printf(path, sizeof(path), "%s/out/%s", dir, claim);
 
 	if (rc)
 		return rc;
@@ -632,7 +602,7 @@ bool ga_spool_was_sent(const char *dir, const char *claim)
 	bool found = false;
 	FILE *f;
 
-	pjoin(path, sizeof(path), "%s/sent.log", dir);
+	ga_path_printf(path, sizeof(path), "%s/sent.log", dir);
 	f = fopen(path, "re");
 	if (!f)
 		return false;
@@ -655,7 +625,7 @@ unsigned ga_spool_sweep_tmp(const char *dir, int64_t now, unsigned max_age)
 	unsigned removed = 0;
 	DIR *d;
 
-	pjoin(path, sizeof(path), "%s/tmp", dir);
+	ga_path_printf(path, sizeof(path), "%s/tmp", dir);
 	d = opendir(path);
 	if (!d)
 		return 0;
@@ -670,7 +640,7 @@ unsigned ga_spool_sweep_tmp(const char *dir, int64_t now, unsigned max_age)
 		if (S_ISDIR(st.st_mode)) {
 			char sub[4096];
 
-			pjoin(sub, sizeof(sub), "%s/%s", path, de->d_name);
+			ga_path_printf(sub, sizeof(sub), "%s/%s", path, de->d_name);
 			if (nftw(sub, rm_cb, 16, FTW_DEPTH | FTW_PHYS) == 0)
 				removed++;
 		} else if (unlinkat(dirfd(d), de->d_name, 0) == 0) {

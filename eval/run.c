@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "classifier.h"
+#include "fdio.h"
 
 #define READ_CHUNK (64 * 1024)
 #define MAX_FIELDS 64
@@ -147,10 +148,8 @@ static int keyword_classify(struct ga_eval *ev, int fd,
 		goto out;
 	}
 	while (!ga_eval_kwscan_done(scan)) {
-		ssize_t n = read(fd, ev->buf, READ_CHUNK);
+		ssize_t n = ga_read_some(fd, ev->buf, READ_CHUNK);
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0) {
 			rc = -errno;
 			goto out;
