@@ -689,22 +689,29 @@ static const char *skip_class(const char *p)
 	return *p ? p + 1 : p;
 }
 
+/* If P starts a token that hides parentheses and bars (\Q...\E, an
+ * escape, a character class), the char after it; else NULL. */
+static const char *skip_opaque(const char *p)
+{
+	if (*p == '\\' && p[1] == 'Q')
+		return skip_quote(p);
+	if (*p == '\\' && p[1])
+		return p + 2;
+	if (*p == '[')
+		return skip_class(p);
+	return NULL;
+}
+
 /* Skip a group starting at P ('('); returns the char after its ')'. */
 static const char *skip_group(const char *p)
 {
 	int depth = 0;
 
 	while (*p) {
-		if (*p == '\\' && p[1] == 'Q') {
-			p = skip_quote(p);
-			continue;
-		}
-		if (*p == '\\' && p[1]) {
-			p += 2;
-			continue;
-		}
-		if (*p == '[') {
-			p = skip_class(p);
+		const char *q = skip_opaque(p);
+
+		if (q) {
+			p = q;
 			continue;
 		}
 		if (*p == '(')
@@ -853,16 +860,10 @@ size_t ga_rules_extract_literals(const char *pattern, char **out, size_t max)
 		return 0;
 	ga_buf_init(&best);
 	for (;;) {
-		if (*p == '\\' && p[1] == 'Q') {
-			p = skip_quote(p);
-			continue;
-		}
-		if (*p == '\\' && p[1]) {
-			p += 2;
-			continue;
-		}
-		if (*p == '[') {
-			p = skip_class(p);
+		const char *q = skip_opaque(p);
+
+		if (q) {
+			p = q;
 			continue;
 		}
 		if (*p == '(') {
