@@ -13,6 +13,7 @@
 
 int cmd_classify(int argc, char **argv);
 int cmd_rules(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /* Load the rules for a command: DIR from --rules, else the configured
  * default directory.  Problems are printed; a broken directory falls back
