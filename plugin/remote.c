@@ -182,6 +182,12 @@ int ga_remote_task_init(spank_t sp)
 	if (!R.active)
 		return 0;
 	spank_get_item(sp, S_TASK_GLOBAL_ID, &gtid);
+	{
+		const char *n = getenv("SLURMD_NODENAME");
+
+		if (n && *n)
+			snprintf(R.node, sizeof(R.node), "%s", n);
+	}
 	if (!getcwd(cwd, sizeof(cwd)))
 		snprintf(cwd, sizeof(cwd), "/");
 	ids = (struct ga_log_ids){ R.job, R.step, gtid, R.user, R.job_name,
@@ -326,6 +332,7 @@ int ga_remote_task_exit(spank_t sp)
 	struct task_rec *t;
 	int ws = 0;
 	double waited = 0;
+	char node[256];
 
 	if (!R.active)
 		return 0;
@@ -335,6 +342,11 @@ int ga_remote_task_exit(spank_t sp)
 	t = task_rec(gtid);
 	if (!t)
 		return 0;
+	/* SLURMD_NODENAME is in the job environment only once the tasks are
+	 * launched; user_init may have fallen back to the host name. */
+	getenv_into(sp, "SLURMD_NODENAME", node, sizeof(node));
+	if (node[0])
+		snprintf(R.node, sizeof(R.node), "%s", node);
 	t->local_id = ltid;
 	t->wstatus = ws;
 	t->exited = true;
