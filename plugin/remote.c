@@ -413,12 +413,18 @@ static void fill_task(struct ga_task_report *tr, const struct task_rec *t,
 	ga_classifier_destroy(c);
 }
 
+static double ms(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) * 1e3 +
+	       (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
 int ga_remote_exit(spank_t sp)
 {
 	struct ga_plugin *p = &ga_plugin_state;
 	struct ga_ruleset *rs = NULL;
 	struct ga_report r;
-	struct timespec t0, t1;
+	struct timespec t0, t1, t2, t3;
 	int rc;
 
 	(void)sp;
@@ -426,6 +432,7 @@ int ga_remote_exit(spank_t sp)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rs = ga_rules_load(p->cfg.rules_dir, NULL, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ga_report_init(&r);
 	ga_report_set(&r.origin, "slurm");
 	ga_report_set(&r.job_id, R.job);
@@ -458,16 +465,18 @@ int ga_remote_exit(spank_t sp)
 			ga_report_set(&r.work_dir, tc->work_dir);
 	}
 	ga_report_choose_root(&r);
+	clock_gettime(CLOCK_MONOTONIC, &t2);
 	rc = ga_spool_put_report(&p->cfg, &r);
 	if (rc < 0 && (R.alert.mode == GA_MODE_EMAIL || R.alert.mode == GA_MODE_WEBHOOK))
 		slurm_spank_log("gpualert: cannot queue the report for job %s step %s "
 				"(%s): no notification will be sent for it",
 				R.job, R.step, strerror(-rc));
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_MONOTONIC, &t3);
 	ga_log(GA_LOG_INFO, "gpualert: exit: step %s.%s: %zu task(s), class %s, "
-	       "report %s in %.1f ms", R.job, R.step, r.n_tasks,
+	       "report %s in %.1f ms (rules %.1f, verdicts %.1f, spool %.1f)",
+	       R.job, R.step, r.n_tasks,
 	       ga_class_name(ga_report_class(&r)), rc < 0 ? "NOT spooled" : "spooled",
-	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	       ms(&t0, &t3), ms(&t0, &t1), ms(&t1, &t2), ms(&t2, &t3));
 	ga_report_finish(&r);
 	ga_ruleset_destroy(rs);
 out:
