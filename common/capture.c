@@ -48,7 +48,7 @@ const char *ga_capture_mode_name(enum ga_capture_mode m)
 
 /* ---- messages ------------------------------------------------------------
  * "GA1 P <task> <mode> <has_helper>\n<work_dir>\n<error>"   start
- * "GA1 S <task> <bytes> <flags>\n<classifier state JSON>"  final state
+ * "GA1 S <task> <bytes> <flags> <maxrss_kib>\n<classifier state JSON>"  final state
  */
 
 static int send_msg(int sock, const struct ga_buf *b)
@@ -273,6 +273,7 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	sigset_t block, waitmask;
 	struct ga_ruleset *rs = NULL;
 	struct ga_buf msg;
+	uint64_t maxrss = 0;
 	char *carry[2] = { NULL, NULL };
 	int *fds[] = { &in1, &in2, &out1, &out2, &log_fd, &sock, &sync_fd };
 
@@ -364,15 +365,21 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	}
 
 	ga_buf_init(&msg);
-	ga_buf_printf(&msg, "GA1 S %" PRIu32 " %" PRIu64 " %u\n", o->task_id,
-		      h.bytes, h.flags);
+	{
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			maxrss = (uint64_t)ru.ru_maxrss;
+	}
+	ga_buf_printf(&msg, "GA1 S %" PRIu32 " %" PRIu64 " %u %" PRIu64 "\n",
+		      o->task_id, h.bytes, h.flags, maxrss);
 	if (h.cls) {
 		ga_classifier_write_state(h.cls, &msg);
 		if (msg.len > GA_MSG_MAX || msg.failed) {
 			ga_buf_reset(&msg);
-			ga_buf_printf(&msg, "GA1 S %" PRIu32 " %" PRIu64 " %u\n",
+			ga_buf_printf(&msg, "GA1 S %" PRIu32 " %" PRIu64 " %u %" PRIu64 "\n",
 				      o->task_id, h.bytes,
-				      h.flags | GA_CAPTURE_F_STATE_BIG);
+				      h.flags | GA_CAPTURE_F_STATE_BIG, maxrss);
 		}
 	}
 	if (sock >= 0) {
@@ -653,7 +660,7 @@ static void handle(struct ga_collector *c, char *m, size_t len,
 		   const struct ucred *cred)
 {
 	struct ga_task_capture *t;
-	uint64_t task, a, b;
+	uint64_t task, a, b, rss = 0;
 	const char *p = m + 6, *body;
 	char type;
 
@@ -663,7 +670,11 @@ static void handle(struct ga_collector *c, char *m, size_t len,
 	type = m[4];
 	if (!(p = parse_u64(p, UINT32_MAX, &task)) || *p++ != ' ' ||
 	    !(p = parse_u64(p, UINT64_MAX, &a)) || *p++ != ' ' ||
-	    !(p = parse_u64(p, UINT32_MAX, &b)) || *p++ != '\n')
+	    !(p = parse_u64(p, UINT32_MAX, &b)))
+		return;
+	if (*p == ' ' && !(p = parse_u64(p + 1, UINT64_MAX, &rss)))
+		return;
+	if (*p++ != '\n')
 		return;
 	body = p;
 	t = task_get(c, (uint32_t)task);
@@ -690,6 +701,7 @@ static void handle(struct ga_collector *c, char *m, size_t len,
 		t->have_state = true;
 		t->bytes = a;
 		t->flags = (unsigned)b & 0xff;
+		t->helper_maxrss_kib = rss;
 		t->state_len = len - (size_t)(body - m);
 		t->state = malloc(t->state_len + 1);
 		if (t->state) {
@@ -809,6 +821,16 @@ struct ga_task_capture *ga_collector_finish_task(struct ga_collector *c,
 		}
 		ga_collector_pump(c, left < 20 ? (int)left + 1 : 20);
 		t = ga_collector_task(c, task_id);
+	}
+	/* The state is the helper's last act; let it finish exiting too.
+	 * Slurm kills what is left in the step's cgroup after the last
+	 * task_exit and proctrack then polls once a second, so a helper
+	 * caught mid-exit costs the step a second (SLURM-NOTES §6). */
+	if (t && t->have_state && t->helper) {
+		double until = now_ms() + 100;
+
+		while (!gone(t->helper) && now_ms() < until)
+			usleep(200);
 	}
 	if (waited_ms)
 		*waited_ms = now_ms() - t0;

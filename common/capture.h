@@ -75,6 +75,7 @@ struct ga_task_capture {
 	size_t state_len;
 	uint64_t bytes;         /* bytes the helper copied */
 	unsigned flags;         /* GA_CAPTURE_F_* */
+	uint64_t helper_maxrss_kib; /* the helper's peak RSS (getrusage) */
 };
 
 #define GA_CAPTURE_F_OUT_LOST  1u  /* writing the original output failed */

@@ -333,6 +333,7 @@ int ga_remote_task_exit(spank_t sp)
 	int ws = 0;
 	double waited = 0;
 	char node[256];
+	struct ga_task_capture *tc;
 
 	if (!R.active)
 		return 0;
@@ -354,9 +355,12 @@ int ga_remote_task_exit(spank_t sp)
 	t->oom_kills = read_oom_kills(ltid);
 	/* Wait (bounded) for the helper: after the last task_exit Slurm
 	 * kills whatever is left in the step cgroup, helper included. */
-	ga_collector_finish_task(R.coll, gtid, (int)p->cfg.drain_timeout_ms, &waited);
-	ga_log(GA_LOG_DEBUG, "gpualert: task_exit: task %u status 0x%x, waited %.1f ms "
-	       "for the capture", gtid, (unsigned)ws, waited);
+	tc = ga_collector_finish_task(R.coll, gtid, (int)p->cfg.drain_timeout_ms, &waited);
+	ga_log(GA_LOG_INFO, "gpualert: task_exit: task %u status 0x%x, waited %.1f ms "
+	       "for the capture (%s, %llu bytes, helper peak RSS %llu KiB)", gtid,
+	       (unsigned)ws, waited, tc && tc->have_state ? "state received" : "no state",
+	       tc ? (unsigned long long)tc->bytes : 0ULL,
+	       tc ? (unsigned long long)tc->helper_maxrss_kib : 0ULL);
 	if (WIFSIGNALED(ws) && !R.sched_queried && p->cfg.query_scheduler)
 		query_scheduler();
 	return 0;
