@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,83 @@
 /* A background writer that keeps the pipe full must not keep a draining
  * helper busy forever. */
 #define DRAIN_MAX (64u * 1024 * 1024)
+/* Merged mode classifies on a second thread, from a ring the copy loop
+ * reads the pipe into (no extra copy): on a multi-core node the task's
+ * output rate is then bounded by the copy (pipe -> output + log), not by
+ * the classifier.  When the classifier is a whole ring behind, the copy
+ * loop does not wait: those bytes go unclassified (flagged). */
+#define RING_SIZE (16u * 1024 * 1024)
+#define RING_MIN_READ (64u * 1024)
+
+struct ring {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char *mem;
+	uint64_t head;          /* written by the copy loop */
+	uint64_t tail;          /* consumed by the classifier thread */
+	bool done;
+	struct ga_classifier *cls;
+	pthread_t thread;
+};
+
+static void *ring_main(void *arg)
+{
+	struct ring *r = arg;
+
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		uint64_t off, len;
+
+		while (r->head == r->tail && !r->done)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (r->head == r->tail)
+			break;
+		off = r->tail % RING_SIZE;
+		len = r->head - r->tail;
+		if (len > RING_SIZE - off)
+			len = RING_SIZE - off;
+		pthread_mutex_unlock(&r->mu);
+		ga_classifier_feed(r->cls, r->mem + off, (size_t)len);
+		pthread_mutex_lock(&r->mu);
+		r->tail += len;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+static struct ring *ring_start(struct ga_classifier *cls)
+{
+	struct ring *r = calloc(1, sizeof(*r));
+	pthread_attr_t attr;
+	int rc;
+
+	if (!r)
+		return NULL;
+	r->mem = malloc(RING_SIZE);
+	r->cls = cls;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 1024 * 1024);
+	/* The classifier thread must not take the drain signal. */
+	rc = r->mem ? pthread_create(&r->thread, &attr, ring_main, r) : -1;
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		free(r->mem);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void ring_stop(struct ring *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->done = true;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->thread, NULL);
+}
 
 const char *ga_capture_mode_name(enum ga_capture_mode m)
 {
@@ -109,6 +187,8 @@ struct helper {
 	int log_fd;
 	bool log_dead;
 	struct ga_classifier *cls;
+	struct ring *ring;      /* merged mode: classify on a thread */
+	size_t late_len;        /* the newest unclassified read, still in buf */
 	uint64_t bytes;
 	unsigned flags;
 	char *buf;
@@ -142,7 +222,7 @@ static void to_log(struct helper *h, const char *p, size_t len)
 		h->log_dead = true;     /* e.g. ENOSPC: the task's output goes on */
 		h->flags |= GA_CAPTURE_F_LOG_LOST;
 	}
-	if (h->cls)
+	if (h->cls && !h->ring)
 		ga_classifier_feed(h->cls, p, len);
 }
 
@@ -192,7 +272,27 @@ static size_t pump_stream(struct helper *h, struct stream *s, size_t limit)
 	size_t total = 0;
 
 	while (!s->eof && total < limit) {
-		ssize_t n = read(s->in, h->buf, COPY_BUF);
+		char *dst = h->buf;
+		size_t cap = COPY_BUF;
+		bool in_ring = false;
+		ssize_t n;
+
+		if (h->ring) {
+			uint64_t used, off = h->ring->head % RING_SIZE, avail;
+
+			pthread_mutex_lock(&h->ring->mu);
+			used = h->ring->head - h->ring->tail;
+			pthread_mutex_unlock(&h->ring->mu);
+			avail = RING_SIZE - used;
+			if (avail > RING_SIZE - off)
+				avail = RING_SIZE - off;
+			if (avail >= RING_MIN_READ) {
+				dst = h->ring->mem + off;
+				cap = avail < COPY_BUF ? (size_t)avail : COPY_BUF;
+				in_ring = true;
+			}
+		}
+		n = read(s->in, dst, cap);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -206,8 +306,18 @@ static size_t pump_stream(struct helper *h, struct stream *s, size_t limit)
 			}
 			break;
 		}
-		consume(h, s, h->buf, (size_t)n);
+		consume(h, s, dst, (size_t)n);
 		total += (size_t)n;
+		if (in_ring) {
+			pthread_mutex_lock(&h->ring->mu);
+			h->ring->head += (uint64_t)n;
+			pthread_cond_signal(&h->ring->cv);
+			pthread_mutex_unlock(&h->ring->mu);
+			h->late_len = 0;
+		} else if (h->ring) {
+			h->flags |= GA_CAPTURE_F_CLS_SKIPPED;
+			h->late_len = (size_t)n;
+		}
 	}
 	return total;
 }
@@ -324,6 +434,8 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 			ga_classifier_set_tail(h.cls, o->tail_lines, 16 * 1024);
 		if (!h.cls)
 			h.flags |= GA_CAPTURE_F_NO_RULES;
+		else if (h.n == 1)
+			h.ring = ring_start(h.cls);   /* NULL: classify inline */
 	}
 
 	for (;;) {
@@ -364,6 +476,13 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 			pump_stream(&h, &h.s[i], SIZE_MAX);
 	}
 
+	if (h.ring) {
+		ring_stop(h.ring);      /* the classifier has seen the ring */
+		/* If the very last read had to skip the classifier, classify
+		 * it now: the end of the output is where failures show. */
+		if (h.late_len)
+			ga_classifier_feed(h.cls, h.buf, h.late_len);
+	}
 	ga_buf_init(&msg);
 	{
 		struct rusage ru;

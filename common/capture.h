@@ -83,6 +83,8 @@ struct ga_task_capture {
 #define GA_CAPTURE_F_DRAINED   4u  /* stopped on drain, pipe still held */
 #define GA_CAPTURE_F_NO_RULES  8u  /* helper could not classify */
 #define GA_CAPTURE_F_STATE_BIG 16u /* state over GA_MSG_MAX: dropped */
+#define GA_CAPTURE_F_CLS_SKIPPED 32u /* output too fast: some bytes were
+				      * copied and logged, not classified */
 
 struct ga_collector;
 

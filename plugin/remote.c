@@ -401,6 +401,9 @@ static void fill_task(struct ga_task_report *tr, const struct task_rec *t,
 		err = "writing the durable log failed (disk full?): the log is incomplete";
 	else if (tc->flags & GA_CAPTURE_F_STATE_BIG)
 		err = "the classifier state was too large to transfer";
+	else if (tc->flags & GA_CAPTURE_F_CLS_SKIPPED)
+		err = "output came faster than it could be classified: parts of it "
+		      "are in the log but were not classified";
 	if (err)
 		ga_report_set(&tr->capture_error, err);
 	if (c && tc && tc->have_state && tc->state && tc->state_len) {
