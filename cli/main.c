@@ -1,12 +1,52 @@
 /* gpualert: classify GPU job failures, wrap commands, deliver reports. */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ga-config.h"
 #include "log.h"
+
+#ifdef GA_HAVE_CURL
+/* `gpualert send` lives in its own executable, gpualert-send: libcurl and
+ * the TLS stack it pulls in (35 shared libraries, ~6 MiB resident) have
+ * no business in `gpualert classify` or `gpualert run`.  Look for it next
+ * to this binary (a build tree), then in the install's libexecdir. */
+static int exec_send(int argc, char **argv)
+{
+	char self[PATH_MAX], path[PATH_MAX + 32];
+	const char *env = getenv("GPUALERT_SEND");
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	(void)argc;
+	argv[0] = (char *)"gpualert-send";
+	if (env && *env) {
+		execv(env, argv);
+		cli_error("send: cannot run %s: %s", env, strerror(errno));
+		return CLI_FAILURE;
+	}
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(path, sizeof(path), "%s/gpualert-send", self);
+			if (access(path, X_OK) == 0)
+				execv(path, argv);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/gpualert-send", GA_LIBEXECDIR);
+	execv(path, argv);
+	cli_error("send: cannot run %s: %s", path, strerror(errno));
+	return CLI_FAILURE;
+}
+#endif
 
 struct command {
 	const char *name;
@@ -18,6 +58,10 @@ static const struct command commands[] = {
 	{ "classify", cmd_classify, "classify a log: why did the job end?" },
 	{ "rules", cmd_rules, "check or list the classification rules" },
 	{ "run", cmd_run, "run a command with its output captured and classified" },
+#ifdef GA_HAVE_CURL
+	{ "send", exec_send, "deliver spooled reports by mail or webhook" },
+#endif
+	{ "eval", cmd_eval, "score gpualert and two baselines on labelled logs" },
 };
 
 static void usage(FILE *out)
@@ -27,32 +71,6 @@ static void usage(FILE *out)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n`gpualert COMMAND --help` describes a command.\n"
 		     "Exit status: 0 success, 1 failure, 2 usage error.\n");
-}
-
-void cli_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("gpualert: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-struct ga_ruleset *cli_load_rules(const char *dir)
-{
-	struct ga_ruleset *rs;
-	bool fell_back;
-
-	if (!dir)
-		dir = getenv("GPUALERT_RULES_DIR");
-	if (!dir)
-		dir = GA_DEFAULT_RULES_DIR;
-	rs = ga_rules_load(dir, NULL, &fell_back);
-	if (!rs)
-		cli_error("rules: cannot load the built-in rules (out of memory)");
-	return rs;
 }
 
 int main(int argc, char **argv)

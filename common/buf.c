@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
+
 void ga_buf_init(struct ga_buf *b)
 {
 	memset(b, 0, sizeof(*b));
@@ -119,9 +121,7 @@ int ga_read_file(const char *path, size_t max, char **out, size_t *out_len)
 	if (fd < 0)
 		return -errno;
 	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
+		n = ga_read_some(fd, chunk, sizeof(chunk));
 		if (n < 0) {
 			rc = -errno;
 			goto out;

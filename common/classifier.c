@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "json.h"
 #include "linereader.h"
 #include "prefilter.h"
@@ -26,8 +27,16 @@ struct rule_rec {
 	size_t n;
 };
 
+/* Anchors are re-chosen from the first TUNE_SAMPLE bytes of the log. */
+#define TUNE_SAMPLE (64 * 1024)
+
 struct ga_classifier {
 	const struct ga_ruleset *rs;
+	const struct ga_prefilter *pf;  /* the ruleset's, or tuned_pf */
+	struct ga_prefilter *tuned_pf;
+	char *sample;                   /* until tuned: the log's first bytes */
+	size_t sample_len;
+	bool tuned;
 	size_t n_rules;
 	struct ga_matcher *matcher;
 	struct ga_linereader reader;
@@ -185,7 +194,8 @@ static void record_hit(struct ga_classifier *c, uint32_t rule, uint64_t line,
 static void match_segment(struct ga_classifier *c, const char *seg,
 			  size_t len, uint64_t line)
 {
-	const struct ga_prefilter *pf = ga_ruleset_prefilter(c->rs);
+	const struct ga_prefilter *pf = c->pf;
+	bool claimed = false;
 	size_t n, body;
 
 	n = clean_text(seg, len, c->norm);
@@ -197,13 +207,23 @@ static void match_segment(struct ga_classifier *c, const char *seg,
 		ga_prefilter_scan(pf, c->norm + body, n - body, mark_owners, c);
 	for (size_t i = 0; i < c->n_unfiltered; i++)
 		mark_rule(c, c->unfiltered[i]);
+	/* Match every candidate first: a fallback rule's match counts only
+	 * when no other rule claimed the line. */
 	for (size_t i = 0; i < c->n_touched; i++) {
 		uint32_t r = c->touched[i];
 
-		c->mark[r] = 0;
-		if (ga_rule_match(ga_ruleset_rule(c->rs, r), c->matcher,
-				  c->norm + body, n - body) == 1)
+		c->mark[r] = ga_rule_match(ga_ruleset_rule(c->rs, r), c->matcher,
+					   c->norm + body, n - body) == 1;
+		if (c->mark[r] && !ga_rule_is_fallback(ga_ruleset_rule(c->rs, r)))
+			claimed = true;
+	}
+	for (size_t i = 0; i < c->n_touched; i++) {
+		uint32_t r = c->touched[i];
+
+		if (c->mark[r] &&
+		    !(claimed && ga_rule_is_fallback(ga_ruleset_rule(c->rs, r))))
 			record_hit(c, r, line, c->norm, n);
+		c->mark[r] = 0;
 	}
 }
 
@@ -269,7 +289,7 @@ static void on_region(void *ctx, const char *data, size_t len,
 		      uint64_t first_line)
 {
 	struct ga_classifier *c = ctx;
-	const struct ga_prefilter *pf = ga_ruleset_prefilter(c->rs);
+	const struct ga_prefilter *pf = c->pf;
 	size_t pos = 0;
 
 	c->region = data;
@@ -348,7 +368,9 @@ static char *render_tail(struct ga_classifier *c, size_t *n_lines)
 			start++;
 		if (start < len)
 			start++;
-	} else {
+	} else if (len) {
+		/* with the tail disabled the ring is NULL: memcpy(3) must not
+		 * see a null pointer, even for zero bytes */
 		memcpy(lin, c->ring, len);
 	}
 	end = len;
@@ -418,6 +440,8 @@ struct ga_classifier *ga_classifier_create(const struct ga_ruleset *rs)
 		return NULL;
 	}
 	c->n_unfiltered = ga_ruleset_unfiltered(rs, &c->unfiltered);
+	c->pf = ga_ruleset_prefilter(rs);
+	c->tuned = c->pf == NULL;
 	ga_linereader_init(&c->reader, on_region, c);
 	ga_classifier_set_tail(c, DEFAULT_TAIL_LINES, DEFAULT_TAIL_BYTES);
 	return c;
@@ -452,11 +476,43 @@ void ga_classifier_destroy(struct ga_classifier *c)
 	ga_matcher_destroy(c->matcher);
 	free(c->ring);
 	free(c->imported_tail);
+	free(c->sample);
+	ga_prefilter_destroy(c->tuned_pf);
 	free(c);
+}
+
+/* Re-choose the prefilter's anchors from the log's first bytes (which
+ * trigrams are rare depends on the log).  Until then the ruleset's own
+ * prefilter runs; a failure here only costs speed. */
+static void tune(struct ga_classifier *c, const char *data, size_t len)
+{
+	const char *sample = data;
+	size_t n = len;
+
+	if (len < TUNE_SAMPLE && !c->sample_len && len)
+		c->sample = malloc(TUNE_SAMPLE);
+	if (c->sample) {
+		n = TUNE_SAMPLE - c->sample_len < len ? TUNE_SAMPLE - c->sample_len
+						      : len;
+		memcpy(c->sample + c->sample_len, data, n);
+		c->sample_len += n;
+		if (c->sample_len < TUNE_SAMPLE)
+			return;
+		sample = c->sample;
+		n = c->sample_len;
+	}
+	c->tuned_pf = ga_prefilter_tune(ga_ruleset_prefilter(c->rs), sample, n);
+	if (c->tuned_pf)
+		c->pf = c->tuned_pf;
+	c->tuned = true;
+	free(c->sample);
+	c->sample = NULL;
 }
 
 void ga_classifier_feed(struct ga_classifier *c, const char *data, size_t len)
 {
+	if (!c->tuned)
+		tune(c, data, len);
 	ring_feed(c, data, len);
 	ga_linereader_feed(&c->reader, data, len);
 }
@@ -557,7 +613,7 @@ static bool add_rule_evidence(struct ga_classifier *c, size_t i,
 int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 			 struct ga_verdict *v)
 {
-	struct ga_status unknown;
+	struct ga_status unknown, proven;
 	size_t best = SIZE_MAX;
 	uint64_t best_line = 0;
 	bool ok = !c->oom;
@@ -565,6 +621,20 @@ int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 	if (!st) {
 		ga_status_init(&unknown);
 		st = &unknown;
+	}
+	/* A log that proves a failure (a shell reporting its child killed)
+	 * makes a clean exit a failed one: batch scripts survive their
+	 * children's crashes and exit 0. */
+	if (st->known && !ga_status_failed(st)) {
+		for (size_t i = 0; i < c->n_rules; i++) {
+			if (c->recs[i].n &&
+			    ga_rule_is_fatal(ga_ruleset_rule(c->rs, i))) {
+				proven = *st;
+				proven.failed_in_log = true;
+				st = &proven;
+				break;
+			}
+		}
 	}
 	ga_linereader_finish(&c->reader);
 	ga_verdict_finish(v);
@@ -733,10 +803,8 @@ int ga_classify_fd(const struct ga_ruleset *rs, int fd,
 		goto out;
 	}
 	for (;;) {
-		ssize_t n = read(fd, buf, 1 << 20);
+		ssize_t n = ga_read_some(fd, buf, 1 << 20);
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0) {
 			rc = -errno;
 			break;

@@ -42,6 +42,7 @@ static const struct key keys[] = {
 	{ "recipients", "max_recipients", K_UINT, F(max_recipients), 1, 100 },
 	{ "spool", "entry_max", K_U64, F(spool_entry_max), 64 * 1024, 1024 * MiB },
 	{ "spool", "total_max", K_U64, F(spool_total_max), MiB, UINT64_C(1) << 40 },
+	{ "spool", "quiet_period", K_UINT, F(spool_quiet_s), 0, 3600 },
 	{ "mail", "smtp_url", K_STR, F(smtp_url), 0, 1024 },
 	{ "mail", "tls", K_TLS, F(tls), 0, 0 },
 	{ "mail", "from", K_STR, F(mail_from), 0, 254 },
@@ -104,6 +105,7 @@ int ga_config_init(struct ga_config *cfg)
 	cfg->max_recipients = 5;
 	cfg->spool_entry_max = 4 * MiB;
 	cfg->spool_total_max = 1024 * MiB;
+	cfg->spool_quiet_s = 45;
 	cfg->tls = GA_TLS_NONE;
 	cfg->connect_timeout_s = 10;
 	cfg->timeout_s = 60;

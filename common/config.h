@@ -54,6 +54,8 @@ struct ga_config {
 	/* [spool] */
 	uint64_t spool_entry_max;       /* bytes per entry */
 	uint64_t spool_total_max;       /* bytes in the whole spool */
+	unsigned spool_quiet_s;         /* a job is complete this long after
+					 * its last report (batch step: at once) */
 
 	/* [mail] */
 	char *smtp_url;                 /* smtp://host:port or smtps:// */

@@ -1,6 +1,9 @@
 #include "linereader.h"
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 void ga_linereader_init(struct ga_linereader *r, ga_region_fn on_region,
 			void *ctx)
@@ -11,21 +14,15 @@ void ga_linereader_init(struct ga_linereader *r, ga_region_fn on_region,
 	r->line = 1;
 }
 
-/* First '\n' or '\r' in [p, end), or end.  *NEXT_CR caches the next '\r'
- * of the chunk, so a chunk with none costs a single memchr for it. */
-static const char *find_terminator(const char *p, const char *end,
-				   const char **next_cr)
+/* First '\n' or '\r' in [p, end), or end.  The '\r' search stops at the
+ * first '\n', so this costs about the segment's length. */
+static const char *find_terminator(const char *p, const char *end)
 {
-	const char *nl;
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	const char *stop = nl ? nl : end;
+	const char *cr = memchr(p, '\r', (size_t)(stop - p));
 
-	if (*next_cr && *next_cr < p)
-		*next_cr = memchr(p, '\r', (size_t)(end - p));
-	nl = memchr(p, '\n', (size_t)(end - p));
-	if (!nl)
-		nl = end;
-	if (*next_cr && *next_cr < nl)
-		return *next_cr;
-	return nl;
+	return cr ? cr : stop;
 }
 
 static void emit(struct ga_linereader *r, const char *data, size_t len,
@@ -65,22 +62,104 @@ static void end_segment(struct ga_linereader *r, char term)
 	}
 }
 
+/* Count the '\n' in [P, P+N): sixteen bytes at a time with SSE2 (every
+ * x86-64 has it), else eight with plain integer arithmetic; one byte
+ * counter per lane, folded before the lanes can overflow. */
+static uint64_t count_newlines(const char *p, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	const uint64_t pat = ones * '\n';
+	uint64_t total = 0;
+
+#ifdef __SSE2__
+	const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+
+	while (n >= 16) {
+		__m128i acc = zero, sums;
+
+		for (int k = 0; k < 255 && n >= 16; k++, p += 16, n -= 16) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+
+			/* a match is 0xff, i.e. -1: subtracting counts it */
+			acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(x, nl));
+		}
+		sums = _mm_sad_epu8(acc, zero);
+		total += (uint64_t)_mm_cvtsi128_si64(sums) +
+			 (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums));
+	}
+#endif
+
+	while (n >= 8) {
+		uint64_t acc = 0;
+
+		for (int k = 0; k < 255 && n >= 8; k++, p += 8, n -= 8) {
+			uint64_t x, t;
+
+			memcpy(&x, p, sizeof(x));
+			x ^= pat; /* zero bytes where p had '\n' */
+			t = ((x & ~high) + ~high) | x;
+			acc += (~t & high) >> 7;
+		}
+		total += (acc * ones) >> 56;
+	}
+	while (n--)
+		total += *p++ == '\n';
+	return total;
+}
+
+/* Emit [P, STOP), which ends with a terminator, as regions.  Segments are
+ * at most GA_SEGMENT_MAX bytes unless some window of GA_SEGMENT_MAX + 1
+ * bytes has no terminator, so only such windows are looked at closely;
+ * the rest costs one backward search per 4 KiB and a newline count. */
+static void bulk(struct ga_linereader *r, const char *p, const char *stop)
+{
+	const char *region = p, *q = p;
+	uint64_t region_line = r->line;
+
+	while ((size_t)(stop - q) > GA_SEGMENT_MAX) {
+		const char *t = memrchr(q, '\n', GA_SEGMENT_MAX + 1);
+		uint64_t n;
+
+		if (!t)
+			t = memrchr(q, '\r', GA_SEGMENT_MAX + 1);
+		if (t) {
+			q = t + 1;
+			continue;
+		}
+		/* A long segment starts at q. */
+		emit(r, region, (size_t)(q - region), region_line);
+		n = count_newlines(region, (size_t)(q - region));
+		r->line += n;
+		r->newlines += n;
+		t = find_terminator(q, stop);
+		emit(r, q, GA_SEGMENT_MAX, r->line);
+		r->long_segments++;
+		end_segment(r, *t);
+		q = t + 1;
+		region = q;
+		region_line = r->line;
+	}
+	emit(r, region, (size_t)(stop - region), region_line);
+	{
+		uint64_t n = count_newlines(region, (size_t)(stop - region));
+
+		r->line += n;
+		r->newlines += n;
+	}
+}
+
 void ga_linereader_feed(struct ga_linereader *r, const char *data, size_t len)
 {
 	const char *p = data, *end = data + len;
-	const char *next_cr;
-	const char *region;
-	uint64_t region_line;
 
 	if (len == 0)
 		return;
 	r->bytes += len;
 	r->last = (unsigned char)data[len - 1];
-	next_cr = memchr(data, '\r', len);
 
 	/* Finish a segment begun in an earlier chunk. */
 	if (r->carry_len || r->skipping) {
-		const char *t = find_terminator(p, end, &next_cr);
+		const char *t = find_terminator(p, end);
 
 		carry_append(r, p, (size_t)(t - p));
 		if (t == end)
@@ -95,27 +174,19 @@ void ga_linereader_feed(struct ga_linereader *r, const char *data, size_t len)
 		p = t + 1;
 	}
 
-	region = p;
-	region_line = r->line;
-	while (p < end) {
-		const char *t = find_terminator(p, end, &next_cr);
+	/* Complete segments end at the chunk's last terminator; the rest
+	 * waits for the next chunk. */
+	{
+		const char *last_nl = memrchr(p, '\n', (size_t)(end - p));
+		const char *from = last_nl ? last_nl + 1 : p;
+		const char *last_cr = memrchr(from, '\r', (size_t)(end - from));
+		const char *last = last_cr ? last_cr : last_nl;
 
-		if (t == end)
-			break;
-		if ((size_t)(t - p) > GA_SEGMENT_MAX) {
-			emit(r, region, (size_t)(p - region), region_line);
-			emit(r, p, GA_SEGMENT_MAX, r->line);
-			r->long_segments++;
-			end_segment(r, *t);
-			p = t + 1;
-			region = p;
-			region_line = r->line;
-			continue;
+		if (last) {
+			bulk(r, p, last + 1);
+			p = last + 1;
 		}
-		end_segment(r, *t);
-		p = t + 1;
 	}
-	emit(r, region, (size_t)(p - region), region_line);
 
 	/* The unfinished tail waits for the next chunk. */
 	carry_append(r, p, (size_t)(end - p));

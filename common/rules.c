@@ -46,6 +46,8 @@ struct ga_rule {
 	char **literal;         /* given with "literal =" */
 	size_t n_literal;
 	bool caseless;
+	bool fallback;
+	bool fatal;
 	enum exit_kind exit_kind;
 	uint8_t exit_codes[256];
 	uint64_t signals;       /* bit N: signal N */
@@ -143,6 +145,7 @@ struct parser {
 	size_t n_seen;
 	bool bad_section;       /* header rejected: skip its keys quietly */
 	int errors;
+	int errors_before_cur;  /* errors when p->cur was begun */
 };
 
 static void perr(struct parser *p, unsigned line, const char *fmt, ...)
@@ -195,6 +198,10 @@ static void finish_rule(struct parser *p)
 	if (!r)
 		return;
 	p->cur = NULL;
+	/* A key of this rule was rejected: that error explains it, and
+	 * "missing 'class ='" after "unknown class 'x'" would mislead. */
+	if (p->errors > p->errors_before_cur)
+		goto drop;
 	if (r->cls < 0) {
 		perr(p, r->line, "rule '%s': missing 'class ='", r->id);
 		goto drop;
@@ -207,10 +214,11 @@ static void finish_rule(struct parser *p)
 		     r->id);
 		goto drop;
 	}
-	if (r->n_match == 0 && (r->n_exclude || r->n_literal)) {
+	if (r->n_match == 0 && (r->n_exclude || r->n_literal || r->fallback ||
+				r->fatal)) {
 		perr(p, r->line,
-		     "rule '%s': 'exclude' and 'literal' need a 'match ='",
-		     r->id);
+		     "rule '%s': 'exclude', 'literal', 'fallback' and 'fatal' "
+		     "need a 'match ='", r->id);
 		goto drop;
 	}
 	at = draft_find(p->draft, r->id);
@@ -310,6 +318,7 @@ static void parse_section(struct parser *p, unsigned line, char *s)
 		perr(p, line, "out of memory");
 		return;
 	}
+	p->errors_before_cur = p->errors;
 	p->cur->cls = -1;
 	p->cur->priority = -1;
 	p->cur->oom = -1;
@@ -512,13 +521,19 @@ static void parse_key(struct parser *p, unsigned line, char *s)
 		if (r->oom < 0)
 			perr(p, line, "rule '%s': oom_kill must be yes or no",
 			     r->id);
-	} else if (!strcmp(key, "caseless")) {
+	} else if (!strcmp(key, "caseless") || !strcmp(key, "fallback") ||
+		   !strcmp(key, "fatal")) {
 		int v = parse_bool(value);
 
 		if (v < 0)
-			perr(p, line, "rule '%s': caseless must be yes or no",
-			     r->id);
-		r->caseless = v == 1;
+			perr(p, line, "rule '%s': %s must be yes or no", r->id,
+			     key);
+		else if (!strcmp(key, "caseless"))
+			r->caseless = v;
+		else if (!strcmp(key, "fallback"))
+			r->fallback = v;
+		else
+			r->fatal = v;
 	} else if (!strcmp(key, "hint")) {
 		free(r->hint);
 		r->hint = strdup(value);
@@ -527,7 +542,8 @@ static void parse_key(struct parser *p, unsigned line, char *s)
 	} else {
 		perr(p, line, "rule '%s': unknown key '%s' (class, priority, "
 			      "match, exclude, literal, exit, signal, state, "
-			      "oom_kill, caseless, hint)", r->id, key);
+			      "oom_kill, caseless, fallback, fatal, hint)",
+		     r->id, key);
 	}
 }
 
@@ -578,6 +594,76 @@ static int parse_text(const char *file, const char *text, struct draft *d,
 
 /* ---- literal extraction ---------------------------------------------- */
 
+/* Skip a \Q...\E quote starting at P (the backslash); returns the char
+ * after \E, or the end of the pattern (pcre2pattern(3): \Q runs to the
+ * end when no \E follows). */
+static const char *skip_quote(const char *p)
+{
+	const char *e = strstr(p + 2, "\\E");
+
+	return e ? e + 2 : p + strlen(p);
+}
+
+/* Skip a bracketed argument at P if it opens with OPEN. */
+static const char *skip_arg(const char *p, char open, char close)
+{
+	const char *e;
+
+	if (*p != open)
+		return p;
+	e = strchr(p + 1, close);
+	return e ? e + 1 : p + strlen(p);
+}
+
+/* Skip an escape whose letter or digit is not itself a literal, starting
+ * at P (the backslash), with its argument: \x41 \x{41} \o{101} \101 \cX
+ * \pL \p{Lu} \g1 \g{-1} \k<name> \N{U+41}, or a plain \d \b ...  Taking
+ * an argument's characters for a literal would filter out real matches. */
+static const char *skip_escape(const char *p)
+{
+	char e = p[1];
+	const char *q = p + 2;
+
+	switch (e) {
+	case 'x':
+		if (*q == '{')
+			return skip_arg(q, '{', '}');
+		for (int i = 0; i < 2 && isxdigit((unsigned char)*q); i++)
+			q++;
+		return q;
+	case 'o':
+	case 'N':
+		return skip_arg(q, '{', '}');
+	case 'c':
+		return *q ? q + 1 : q;
+	case 'p':
+	case 'P':
+		if (*q == '{')
+			return skip_arg(q, '{', '}');
+		return *q ? q + 1 : q;
+	case 'g':
+		if (*q == '{' || *q == '<' || *q == '\'')
+			return skip_arg(q, *q, *q == '{' ? '}' :
+					       *q == '<' ? '>' : '\'');
+		if (*q == '+' || *q == '-')
+			q++;
+		while (isdigit((unsigned char)*q))
+			q++;
+		return q;
+	case 'k':
+		if (*q == '{' || *q == '<' || *q == '\'')
+			return skip_arg(q, *q, *q == '{' ? '}' :
+					       *q == '<' ? '>' : '\'');
+		return q;
+	default:
+		/* \0 octal and \1.. back references or octal: all digits */
+		if (isdigit((unsigned char)e))
+			while (isdigit((unsigned char)*q))
+				q++;
+		return q;
+	}
+}
+
 /* Skip a character class starting at P ('['); returns the char after ']'. */
 static const char *skip_class(const char *p)
 {
@@ -587,6 +673,10 @@ static const char *skip_class(const char *p)
 	if (*p == ']')
 		p++;
 	while (*p && *p != ']') {
+		if (*p == '\\' && p[1] == 'Q') {
+			p = skip_quote(p);
+			continue;
+		}
 		if (*p == '\\' && p[1])
 			p++;
 		else if (*p == '[' && p[1] == ':') {
@@ -599,18 +689,29 @@ static const char *skip_class(const char *p)
 	return *p ? p + 1 : p;
 }
 
+/* If P starts a token that hides parentheses and bars (\Q...\E, an
+ * escape, a character class), the char after it; else NULL. */
+static const char *skip_opaque(const char *p)
+{
+	if (*p == '\\' && p[1] == 'Q')
+		return skip_quote(p);
+	if (*p == '\\' && p[1])
+		return p + 2;
+	if (*p == '[')
+		return skip_class(p);
+	return NULL;
+}
+
 /* Skip a group starting at P ('('); returns the char after its ')'. */
 static const char *skip_group(const char *p)
 {
 	int depth = 0;
 
 	while (*p) {
-		if (*p == '\\' && p[1]) {
-			p += 2;
-			continue;
-		}
-		if (*p == '[') {
-			p = skip_class(p);
+		const char *q = skip_opaque(p);
+
+		if (q) {
+			p = q;
 			continue;
 		}
 		if (*p == '(')
@@ -620,6 +721,18 @@ static const char *skip_group(const char *p)
 		p++;
 	}
 	return p;
+}
+
+/* Does PATTERN turn on extended mode ("(?x)", "(?ix)", "(?x:...")?  Then
+ * blanks are not literal: give up on it. */
+static bool sets_extended(const char *pattern)
+{
+	for (const char *p = strstr(pattern, "(?"); p; p = strstr(p + 1, "(?"))
+		for (const char *q = p + 2; isalpha((unsigned char)*q) ||
+					    *q == '-' || *q == '^'; q++)
+			if (*q == 'x')
+				return true;
+	return false;
 }
 
 /* Parse a quantifier at P.  Returns its length (0 if none) and whether
@@ -675,10 +788,19 @@ static void longest_run(const char *p, const char *end, struct ga_buf *best)
 					stop = end;
 				ga_buf_append(&run, p + 2, (size_t)(stop - p - 2));
 				p = stop + (stop < end ? 2 : 0);
+				/* A quantifier after \E applies to the last
+				 * quoted character. */
+				q = quantifier(p, &opt);
+				if (q) {
+					p += q;
+					if (opt && run.len)
+						run.data[--run.len] = '\0';
+					goto brk;
+				}
 				continue;
 			}
 			if (isalnum((unsigned char)e)) {
-				p += 2; /* \d \w \b \x.. : not a literal */
+				p = skip_escape(p); /* \d \b \x41: not literal */
 				p += quantifier(p, &opt);
 				goto brk;
 			}
@@ -734,16 +856,14 @@ size_t ga_rules_extract_literals(const char *pattern, char **out, size_t max)
 	bool ok = true;
 
 	/* Extended mode changes what whitespace means: give up. */
-	if (strstr(pattern, "(?x") || strstr(pattern, "(*"))
+	if (sets_extended(pattern) || strstr(pattern, "(*"))
 		return 0;
 	ga_buf_init(&best);
 	for (;;) {
-		if (*p == '\\' && p[1]) {
-			p += 2;
-			continue;
-		}
-		if (*p == '[') {
-			p = skip_class(p);
+		const char *q = skip_opaque(p);
+
+		if (q) {
+			p = q;
 			continue;
 		}
 		if (*p == '(') {
@@ -1158,6 +1278,16 @@ bool ga_rule_has_patterns(const struct ga_rule *r)
 	return r->n_match > 0;
 }
 
+bool ga_rule_is_fallback(const struct ga_rule *r)
+{
+	return r->fallback;
+}
+
+bool ga_rule_is_fatal(const struct ga_rule *r)
+{
+	return r->fatal;
+}
+
 const char *ga_rule_file(const struct ga_rule *r)
 {
 	return r->file;
@@ -1333,10 +1463,22 @@ void ga_rule_format(const struct ga_rule *r, struct ga_buf *out)
 		ga_buf_printf(out, "match = %s\n", r->match[i].src);
 	for (size_t i = 0; i < r->n_exclude; i++)
 		ga_buf_printf(out, "exclude = %s\n", r->exclude[i].src);
-	for (size_t i = 0; i < r->n_literal; i++)
-		ga_buf_printf(out, "literal = %s\n", r->literal[i]);
+	for (size_t i = 0; i < r->n_literal; i++) {
+		const char *l = r->literal[i];
+		size_t n = strlen(l);
+		/* The parser trims blanks: quote them, as the rule file did. */
+		bool quote = n && (l[0] == ' ' || l[0] == '\t' ||
+				   l[n - 1] == ' ' || l[n - 1] == '\t');
+
+		ga_buf_printf(out, quote ? "literal = \"%s\"\n" : "literal = %s\n",
+			      l);
+	}
 	if (r->caseless)
 		ga_buf_puts(out, "caseless = yes\n");
+	if (r->fallback)
+		ga_buf_puts(out, "fallback = yes\n");
+	if (r->fatal)
+		ga_buf_puts(out, "fatal = yes\n");
 	switch (r->exit_kind) {
 	case EXIT_FAILURE_ONLY:
 		break;

@@ -83,6 +83,13 @@ int ga_rule_priority(const struct ga_rule *r);
 const char *ga_rule_hint(const struct ga_rule *r);
 /* False for a status rule: one that tests only how the job ended. */
 bool ga_rule_has_patterns(const struct ga_rule *r);
+/* A fallback rule's match counts only on lines no other rule matched
+ * ("fallback = yes": the generic exception rule, so that "RuntimeError:
+ * NCCL error ..." is evidence of nccl, not of code_error). */
+bool ga_rule_is_fallback(const struct ga_rule *r);
+/* A fatal rule's match proves the job failed even if it exited 0
+ * ("fatal = yes": a shell reporting its child killed, an oom-kill). */
+bool ga_rule_is_fatal(const struct ga_rule *r);
 /* Where the rule was defined ("10-gpu.rules", line). */
 const char *ga_rule_file(const struct ga_rule *r);
 unsigned ga_rule_line(const struct ga_rule *r);

@@ -36,7 +36,8 @@ bool ga_status_failed(const struct ga_status *st)
 	if (!st->known)
 		return false;
 	return st->exit_code != 0 || st->signal != 0 ||
-	       st->state != GA_STATE_NONE || st->oom_kills > 0;
+	       st->state != GA_STATE_NONE || st->oom_kills > 0 ||
+	       st->failed_in_log;
 }
 
 int ga_status_shell_code(const struct ga_status *st)

@@ -23,6 +23,7 @@ struct ga_status {
 	int signal;             /* terminating signal, 0 if it exited */
 	enum ga_sched_state state;
 	int oom_kills;          /* cgroup oom_kill events seen for the task */
+	bool failed_in_log;     /* the log proves a failure despite exit 0 */
 };
 
 /* An unknown status. */
@@ -35,8 +36,10 @@ void ga_status_from_wait(struct ga_status *st, int wstatus);
  * signal -N (the convention of corpus/labels.tsv). */
 void ga_status_from_int(struct ga_status *st, int code);
 
-/* True when the status says the job failed: a non-zero exit, a signal, or
- * a scheduler verdict.  False when unknown or a clean exit 0. */
+/* True when the status says the job failed: a non-zero exit, a signal, a
+ * scheduler verdict, an oom-kill, or a failure the log proves (a batch
+ * script that survived its child's crash exits 0).  False when unknown or
+ * a clean exit 0. */
 bool ga_status_failed(const struct ga_status *st);
 
 /* The shell's view of the status: the exit code, or 128+signal. */

@@ -19,6 +19,8 @@ NODES=${GPUALERT_LAB_NODES:-1}
 CGROUP=${GPUALERT_LAB_CGROUP:-1}
 LABUSER=${GPUALERT_LAB_USER:-labuser}
 READY_TIMEOUT=${GPUALERT_LAB_READY_TIMEOUT:-60}
+MUNGE_MODE=${GPUALERT_LAB_MUNGE:-own}
+MUNGE_KEY=${GPUALERT_LAB_MUNGE_KEY:-/etc/munge/munge.key}   # own mode only
 SLURMD_TIMEOUT=${GPUALERT_LAB_SLURMD_TIMEOUT:-300}
 NPROC=$(nproc)
 CPUS=${GPUALERT_LAB_CPUS:-$NPROC}
@@ -35,8 +37,9 @@ LOCK=$REG/lock
 
 die() { echo "lab.sh: error: $*" >&2; exit 1; }
 say() { echo "lab.sh: $*"; }
-now() { date +%s.%N; }
-since() { printf '%.2f' "$(echo "$(now) - $1" | bc)"; }
+now() { date +%s%N; }                      # nanoseconds
+since() { local c=$(( ($(now) - $1) / 10000000 )); printf '%d.%02d' $((c / 100)) $((c % 100)); }
+older() { [ $(( $(now) - $1 )) -gt $(( $2 * 1000000000 )) ]; }   # older START SECONDS
 
 CONF=$LAB/etc/slurm.conf
 CTLD_PIDFILE=$LAB/run/slurmctld.pid
@@ -49,6 +52,11 @@ valid_num GPUALERT_LAB_CPUS "$CPUS"
 valid_num GPUALERT_LAB_MEM "$MEM"
 case "$NODES" in 1|2) ;; *) die "GPUALERT_LAB_NODES must be 1 or 2, got '$NODES'";; esac
 case "$CGROUP" in 0|1) ;; *) die "GPUALERT_LAB_CGROUP must be 0 or 1, got '$CGROUP'";; esac
+case "$MUNGE_MODE" in own|system) ;; *) die "GPUALERT_LAB_MUNGE must be own or system, got '$MUNGE_MODE'";; esac
+# own: a munged for this lab only (system key, socket in the lab), so nothing
+# another lab or person does to the system munged can break this one.
+OWN_MUNGE=$LAB/munge     # not under run/: munged wants root- or munge-owned parents
+OWN_SOCK=$OWN_MUNGE/munge.socket
 
 # alive: exists and is not a zombie (PID 1 may be slow to reap daemons)
 alive() {
@@ -67,11 +75,11 @@ check_prereqs() {
              /usr/bin/squeue /usr/bin/scancel /usr/bin/sinfo; do
         [ -x "$b" ] || missing="$missing $b"
     done
-    for b in runuser useradd flock bc ss; do
+    for b in runuser useradd flock; do
         command -v "$b" >/dev/null || missing="$missing $b"
     done
     [ -n "$missing" ] && die "missing binaries:$missing
-  (Debian: apt-get install -y slurmctld slurmd slurm-client munge util-linux passwd bc iproute2)"
+  (Debian: apt-get install -y slurmctld slurmd slurm-client munge util-linux passwd)"
     getent passwd slurm >/dev/null || die "user 'slurm' does not exist (installed by the slurmd/slurmctld packages)"
     getent passwd munge >/dev/null || die "user 'munge' does not exist (installed by the munge package)"
     if [ "$CGROUP" = 1 ]; then
@@ -84,7 +92,10 @@ check_prereqs() {
     return 0
 }
 
-port_busy() { ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
+port_busy() {
+    if command -v ss >/dev/null; then ss -Htln "sport = :$1" 2>/dev/null | grep -q .
+    else (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; fi
+}
 
 # -------------------------------------------------------------------- configs
 write_configs() {
@@ -106,6 +117,7 @@ write_configs() {
         echo "SlurmdUser=root"
         echo "AuthType=auth/munge"
         echo "CredType=cred/munge"
+        [ "$MUNGE_MODE" = own ] && echo "AuthInfo=socket=$OWN_SOCK"
         echo "StateSaveLocation=$LAB/state"
         echo "SlurmdSpoolDir=$LAB/spool/%n"
         echo "SlurmctldPidFile=$CTLD_PIDFILE"
@@ -167,6 +179,7 @@ GPUALERT_LAB_PORT=$PORT
 GPUALERT_LAB_NODES=$NODES
 GPUALERT_LAB_CGROUP=$CGROUP
 GPUALERT_LAB_USER=$LABUSER
+GPUALERT_LAB_MUNGE=$MUNGE_MODE
 EOF
     chmod 644 "$CONF" "$LAB/etc/cgroup.conf" "$LAB/etc/plugstack.conf"
 }
@@ -174,8 +187,11 @@ EOF
 # -------------------------------------------------------------------- munge
 munge_works() { munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; }
 
-munge_up() {   # called with $LOCK held
-    local t
+munge_key() {
+    if [ "$MUNGE_MODE" = own ] && [ "$MUNGE_KEY" != /etc/munge/munge.key ]; then
+        [ -r "$MUNGE_KEY" ] || die "GPUALERT_LAB_MUNGE_KEY=$MUNGE_KEY is not readable"
+        return 0
+    fi
     if [ ! -s /etc/munge/munge.key ]; then
         say "creating /etc/munge/munge.key"
         install -d -o munge -g munge -m 0700 /etc/munge
@@ -184,6 +200,23 @@ munge_up() {   # called with $LOCK held
         else dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none; fi
         chown munge:munge /etc/munge/munge.key; chmod 0600 /etc/munge/munge.key
     fi
+}
+
+own_munge_up() {
+    local i=0
+    install -d -o munge -g munge -m 0755 "$OWN_MUNGE"
+    runuser -u munge -- $SBIN/munged --socket="$OWN_SOCK" --pid-file="$OWN_MUNGE/munged.pid" \
+        --log-file="$OWN_MUNGE/munged.log" --seed-file="$OWN_MUNGE/munged.seed" \
+        --key-file="$MUNGE_KEY" 9>&-
+    until munge -S "$OWN_SOCK" -n </dev/null 2>/dev/null | unmunge -S "$OWN_SOCK" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -gt 200 ] && die "the lab's munged does not answer after 10 s (see $OWN_MUNGE/munged.log)"
+        sleep 0.05
+    done
+}
+
+munge_up() {   # system munged; called with $LOCK held
+    local t
     if ! munge_works; then
         install -d -o munge -g munge -m 0755 /run/munge
         # 9>&-: the daemon must not inherit (and so hold) the lock
@@ -193,26 +226,56 @@ munge_up() {   # called with $LOCK held
     fi
     t=$(now)
     until munge_works; do
-        [ "$(echo "$(now) - $t > 10" | bc)" = 1 ] && die "munged does not answer after 10 s (see /var/log/munge/munged.log)"
+        older "$t" 10 && die "munged does not answer after 10 s (see /var/log/munge/munged.log)"
         sleep 0.05
     done
-    echo "$LAB" >"$REG/lab-$PORT"
+}
+
+# Registrations: $REG/lab-<port> holds "<lab dir> <pid of the starting lab.sh> <port> <nodes>".
+# A lab counts as alive while its slurmctld runs or its start is in progress.
+reg_alive() {   # file
+    local d p _po _n
+    read -r d p _po _n 2>/dev/null <"$1" || return 1
+    [ -n "$d" ] || return 1
+    pid_alive "$d/run/slurmctld.pid" || { [ -n "$p" ] && alive "$p"; }
 }
 
 other_labs_alive() {
-    local f d
+    local f
     for f in "$REG"/lab-*; do
         [ -e "$f" ] || continue
         [ "$f" = "$REG/lab-$PORT" ] && continue
-        d=$(cat "$f" 2>/dev/null || true)
-        if [ -n "$d" ] && pid_alive "$d/run/slurmctld.pid"; then return 0; fi
+        reg_alive "$f" && return 0
         rm -f "$f"     # stale registration of a lab that is gone
     done
     return 1
 }
 
+# Claim ports $PORT..$PORT+$NODES for this lab (called with $LOCK held, so two
+# labs starting at the same moment cannot both take the same ports).
+claim_ports() {
+    local f d p po n i
+    for f in "$REG"/lab-*; do
+        [ -e "$f" ] || continue
+        read -r d p po n 2>/dev/null <"$f" || continue
+        [ "$d" = "$LAB" ] && continue
+        reg_alive "$f" || { rm -f "$f"; continue; }
+        if [ -n "$po" ] && [ $((po + ${n:-2})) -ge "$PORT" ] && [ "$po" -le $((PORT + NODES)) ]; then
+            die "ports $PORT..$((PORT + NODES)) overlap those of the running lab in $d ($po..$((po + ${n:-2}))); choose another GPUALERT_LAB_PORT"
+        fi
+    done
+    for i in $(seq 0 "$NODES"); do
+        if port_busy $((PORT + i)); then
+            die "TCP port $((PORT + i)) on this machine is in use; choose another GPUALERT_LAB_PORT (uses $PORT..$((PORT + NODES)))"
+        fi
+    done
+    echo "$LAB $$ $PORT $NODES" >"$REG/lab-$PORT"
+}
+
 munge_down() {  # called with $LOCK held
-    rm -f "$REG/lab-$PORT"
+    local d _r
+    if read -r d _r 2>/dev/null <"$REG/lab-$PORT" && [ "$d" = "$LAB" ]; then rm -f "$REG/lab-$PORT"; fi
+    [ "$MUNGE_MODE" = system ] || return 0   # this lab used its own munged
     [ -e "$MUNGE_MARK" ] || return 0          # a lab did not start it: not ours to stop
     other_labs_alive && return 0              # another lab still uses it; it stops it later
     if pid_alive $MUNGE_PIDFILE; then
@@ -242,18 +305,15 @@ stop_pid() {
 }
 
 # This lab's daemons and their slurmstepd processes hold the lab's log files
-# open ($LAB/log/slurm*.log).  Job tasks do not; with cgroups they are found in
-# the lab's cgroups, without them proctrack/linuxproc kills them at scancel.
+# open ($LAB/log/slurm*.log).  Job processes carry SLURM_CONF=$CONF and
+# SLURM_JOB_ID in their environment (also those that escaped the job's process
+# tracking, e.g. daemonized ones); with cgroups they are also found in the
+# lab's cgroups.
 lab_daemon_pids() {
-    local d p l
-    for d in /proc/[0-9]*; do
-        p=${d#/proc/}
-        [ "$p" = $$ ] && continue
-        for l in "$d"/fd/*; do
-            case "$(readlink "$l" 2>/dev/null)" in
-                "$LAB"/log/slurm*.log) echo "$p"; break ;;
-            esac
-        done
+    local e
+    find /proc/[0-9]*/fd -maxdepth 1 -lname "$LAB/log/slurm*.log" 2>/dev/null | cut -d/ -f3
+    for e in $(grep -lzxF "SLURM_CONF=$CONF" /proc/[0-9]*/environ 2>/dev/null); do
+        grep -qz '^SLURM_JOB_ID=' "$e" 2>/dev/null && echo "$e" | cut -d/ -f3
     done
     return 0
 }
@@ -280,10 +340,10 @@ wait_ready() {
     local t0=$1 t err=$LAB/log/ready-srun.err
     t=$(now)
     until timeout 20 srun -Q --immediate=5 -N "$NODES" -p low true 2>"$err"; do
-        if [ "$(echo "$(now) - $t > $READY_TIMEOUT" | bc)" = 1 ]; then
+        if older "$t" "$READY_TIMEOUT"; then
             echo "lab.sh: error: 'srun -N $NODES true' did not succeed within ${READY_TIMEOUT} s" >&2
             echo "--- last srun error:" >&2; tail -n 5 "$err" >&2 || true
-            for f in "$LAB"/log/slurmctld.log "$LAB"/log/slurmd-*.log; do
+            for f in "$LAB"/log/slurmctld.log "$LAB"/log/slurmd-*.log "$OWN_MUNGE/munged.log"; do
                 [ -e "$f" ] || continue
                 echo "--- tail of $f:" >&2; tail -n 25 "$f" >&2
             done
@@ -301,15 +361,11 @@ do_start() {
     if pid_alive "$CTLD_PIDFILE"; then
         die "a lab is already running in $LAB (slurmctld pid $(cat "$CTLD_PIDFILE")); run 'lab.sh stop' first"
     fi
-    for i in $(seq 0 "$NODES"); do
-        if port_busy $((PORT + i)); then
-            die "TCP port $((PORT + i)) on this machine is in use; choose another GPUALERT_LAB_PORT (uses $PORT..$((PORT + NODES)))"
-        fi
-    done
     for i in $(seq 1 "$NODES"); do
         if pid_alive "$LAB/run/slurmd-$(node_name "$i").pid"; then running="$running $(node_name "$i")"; fi
     done
     [ -n "$running" ] && die "slurmd for$running still running from an earlier lab in $LAB; run 'lab.sh stop' first"
+    if pid_alive "$OWN_MUNGE/munged.pid"; then stop_pid "$(cat "$OWN_MUNGE/munged.pid")" "stale munged (lab)"; fi
 
     # test user
     if ! getent passwd "$LABUSER" >/dev/null; then
@@ -319,7 +375,7 @@ do_start() {
 
     # directories: a fresh state every start (job ids start at 1, start is fast)
     install -d -m 0755 "$LAB" "$LAB/etc" "$LAB/etc/plugstack.conf.d"
-    rm -rf "$LAB/state" "$LAB/spool" "$LAB/log" "$LAB/run"
+    rm -rf "$LAB/state" "$LAB/spool" "$LAB/log" "$LAB/run" "$OWN_MUNGE"
     install -d -o slurm -g slurm -m 0755 "$LAB/state" "$LAB/log" "$LAB/run"
     install -d -m 0755 "$LAB/spool"
     for i in $(seq 1 "$NODES"); do install -d -m 0755 "$LAB/spool/$(node_name "$i")"; done
@@ -331,10 +387,14 @@ do_start() {
     write_configs
 
     install -d -m 0755 "$REG"
+    munge_key
     (
         flock 9
-        munge_up
+        claim_ports
+        [ "$MUNGE_MODE" = system ] && munge_up
+        true
     ) 9>"$LOCK"
+    [ "$MUNGE_MODE" = own ] && own_munge_up
     say "munge ready             +$(since "$t0") s"
 
     export SLURM_CONF=$CONF
@@ -374,6 +434,7 @@ do_stop() {
             # KillWait=5: tasks get SIGTERM, then SIGKILL 5 s later
             i=0
             while [ -n "$(squeue -h -o %A 2>/dev/null)" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+            [ $i -ge 200 ] && say "jobs still listed after 20 s: $(squeue -h -o '%A:%T' 2>/dev/null | tr '\n' ' ')"
             say "cancelled jobs           +$(since "$t0") s"
         fi
     fi
@@ -386,7 +447,7 @@ do_stop() {
     rm -f "$CTLD_PIDFILE"
 
     # Leftovers: slurmstepd (outlives slurmd by design) and job processes.
-    left=$( { lab_daemon_pids; [ "$CGROUP" = 1 ] && lab_cgroup_pids; true; } | sort -u)
+    left=$( { lab_daemon_pids; [ "$CGROUP" = 1 ] && lab_cgroup_pids; true; } | grep -vx "$$" | sort -u)
     if [ -n "$left" ]; then
         say "terminating leftover processes: $(echo $left)"
         kill -TERM $left 2>/dev/null || true
@@ -403,6 +464,7 @@ do_stop() {
         [ -d "$f" ] && say "could not remove cgroup $f (processes still inside?)"
     done
 
+    if pid_alive "$OWN_MUNGE/munged.pid"; then stop_pid "$(cat "$OWN_MUNGE/munged.pid")" "munged (lab)"; fi
     if [ -d "$REG" ]; then
         ( flock 9; munge_down ) 9>"$LOCK"
     fi
@@ -413,7 +475,7 @@ do_stop() {
 do_status() {
     local f
     echo "lab: $LAB  port: $PORT  nodes: $NODES  cgroup: $CGROUP"
-    for f in $MUNGE_PIDFILE "$CTLD_PIDFILE" "$LAB"/run/slurmd-*.pid; do
+    for f in $MUNGE_PIDFILE "$OWN_MUNGE/munged.pid" "$CTLD_PIDFILE" "$LAB"/run/slurmd-*.pid; do
         [ -s "$f" ] || continue
         ps -o pid=,user=,etime=,cmd= -p "$(cat "$f")" || echo "(stale pid file $f)"
     done
@@ -433,6 +495,7 @@ do_env() {
     echo "export GPUALERT_LAB_NODES=$NODES"
     echo "export GPUALERT_LAB_CGROUP=$CGROUP"
     echo "export GPUALERT_LAB_USER=$LABUSER"
+    echo "export GPUALERT_LAB_MUNGE=$MUNGE_MODE"
     echo "export GPUALERT_LAB_JOBS=$LAB/jobs"
 }
 

@@ -1,0 +1,8 @@
+/* gpualert-send: `gpualert send`, in an executable of its own so that only
+ * the delivery side links libcurl (see exec_send in main.c). */
+#include "cli.h"
+
+int main(int argc, char **argv)
+{
+	return cmd_send(argc, argv);
+}

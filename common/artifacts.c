@@ -1,0 +1,468 @@
+#include "artifacts.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <glob.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "buf.h"
+#include "fdio.h"
+#include "log.h"
+#include "spool.h"
+
+#define NAME_MAX_LEN 100
+#define PATH_MAX_LEN 4096
+#define REASON_MAX_LEN 200
+
+/* One record on the pipe from the reading child to the writing parent. */
+struct rec {
+	uint32_t kind;          /* 'A' attached, 'S' skipped */
+	uint32_t name_len, path_len, reason_len;
+	uint64_t len;           /* bytes of data following */
+	uint64_t orig;          /* size of the original file */
+};
+
+static void send_rec(int fd, char kind, const char *name, const char *path,
+		     const char *reason, const void *data, uint64_t len,
+		     uint64_t orig)
+{
+	struct rec h = { (uint32_t)kind, (uint32_t)strlen(name),
+			 (uint32_t)strlen(path), (uint32_t)strlen(reason),
+			 len, orig };
+
+	if (h.name_len > NAME_MAX_LEN || h.path_len > PATH_MAX_LEN ||
+	    h.reason_len > REASON_MAX_LEN)
+		return;
+	if (ga_write_all(fd, &h, sizeof(h)) || ga_write_all(fd, name, h.name_len) ||
+	    ga_write_all(fd, path, h.path_len) ||
+	    ga_write_all(fd, reason, h.reason_len) ||
+	    ga_write_all(fd, data, (size_t)len))
+		_exit(1);
+}
+
+/* gzip (RFC 1952) in memory: deflateInit2 with windowBits 15+16. */
+static int gzip_buf(const char *in, size_t len, char **out, size_t *out_len)
+{
+	z_stream z;
+	size_t cap = deflateBound(NULL, (uLong)len) + 32;
+	char *buf = malloc(cap);
+
+	memset(&z, 0, sizeof(z));
+	if (!buf || deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8,
+				 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(buf);
+		return -ENOMEM;
+	}
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)buf;
+	z.avail_out = (uInt)cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&z);
+		free(buf);
+		return -EIO;
+	}
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	*out = buf;
+	return 0;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* Runs in the child, as the job's user. */
+static void offer(int fd, const char *path, uint64_t *left, unsigned *count)
+{
+	char reason[REASON_MAX_LEN + 1], name[NAME_MAX_LEN + 1];
+	char *data = NULL, *gz = NULL;
+	size_t gz_len = 0;
+	struct stat st;
+	int in;
+
+	snprintf(name, sizeof(name), "%.90s", base_name(path));
+	if (*count >= GA_ARTIFACTS_MAX_FILES) {
+		send_rec(fd, 'S', name, path, "too many files", "", 0, 0);
+		return;
+	}
+	/* O_NOFOLLOW: a link planted in place of a log is not followed
+	 * (the child runs as the user anyway, this is defence in depth). */
+	in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(reason, sizeof(reason), "cannot read: %s",
+			 in < 0 ? strerror(errno) : "not a regular file");
+		send_rec(fd, 'S', name, path, reason, "", 0, 0);
+		if (in >= 0)
+			close(in);
+		return;
+	}
+	/* Read only what could possibly be sent: the file itself when it
+	 * fits, or up to 16 times the budget left to try gzip (logs
+	 * compress ~10x; beyond that it will not fit anyway). */
+	if ((uint64_t)st.st_size > *left &&
+	    (uint64_t)st.st_size > *left * 16) {
+		send_rec(fd, 'S', name, path, "over the attachment budget",
+			 "", 0, (uint64_t)st.st_size);
+		close(in);
+		return;
+	}
+	data = malloc((size_t)st.st_size + 1);
+	if (!data || ga_read_all(in, data, (size_t)st.st_size)) {
+		send_rec(fd, 'S', name, path, "cannot read: short read or "
+			 "out of memory", "", 0, (uint64_t)st.st_size);
+		goto out;
+	}
+	if ((uint64_t)st.st_size <= *left) {
+		send_rec(fd, 'A', name, path, "", data, (uint64_t)st.st_size,
+			 (uint64_t)st.st_size);
+		*left -= (uint64_t)st.st_size;
+		(*count)++;
+	} else if (!gzip_buf(data, (size_t)st.st_size, &gz, &gz_len) &&
+		   gz_len <= *left) {
+		char gname[NAME_MAX_LEN + 1];
+
+		snprintf(gname, sizeof(gname), "%.90s.gz", name);
+		send_rec(fd, 'A', gname, path, "gzip-compressed", gz, gz_len,
+			 (uint64_t)st.st_size);
+		*left -= gz_len;
+		(*count)++;
+	} else {
+		send_rec(fd, 'S', name, path, "over the attachment budget "
+			 "even gzip-compressed", "", 0, (uint64_t)st.st_size);
+	}
+out:
+	free(gz);
+	free(data);
+	close(in);
+}
+
+static void child_collect(int fd, const char *work_dir,
+			  const char *const *logs, size_t n_logs,
+			  const char *globs, uint64_t budget)
+{
+	uint64_t left = budget;
+	unsigned count = 0;
+	char *copy, *save = NULL;
+
+	for (size_t i = 0; i < n_logs; i++)
+		if (logs[i] && *logs[i])
+			offer(fd, logs[i], &left, &count);
+	if (!globs || !*globs || !work_dir || chdir(work_dir) < 0)
+		return;
+	copy = strdup(globs);
+	for (char *pat = copy ? strtok_r(copy, ",", &save) : NULL; pat;
+	     pat = strtok_r(NULL, ",", &save)) {
+		glob_t g;
+
+		while (*pat == ' ')
+			pat++;
+		/* Relative to the working directory, and staying in it. */
+		if (!*pat || *pat == '/' || strstr(pat, ".."))
+			continue;
+		if (glob(pat, GLOB_NOSORT, NULL, &g) == 0) {
+			for (size_t i = 0; i < g.gl_pathc; i++) {
+				char full[PATH_MAX_LEN];
+
+				ga_path_printf(full, sizeof(full), "%s/%s", work_dir,
+					 g.gl_pathv[i]);
+				offer(fd, g.gl_pathv[i][0] == '/' ?
+				      g.gl_pathv[i] : full, &left, &count);
+			}
+		}
+		globfree(&g);
+	}
+	free(copy);
+}
+
+static int rm_cb(const char *path, const struct stat *st, int flag,
+		 struct FTW *ftw)
+{
+	return remove(path) < 0 ? -1 : 0;
+}
+
+/* Manifest fields are tab-separated: no tab or newline inside. */
+static void put_field(struct ga_buf *b, const char *s)
+{
+	for (; *s; s++)
+		ga_buf_putc(b, (*s == '\t' || *s == '\n' || *s == '\r') ? '?' : *s);
+}
+
+int ga_artifacts_collect(const char *spool_dir, const char *name,
+			 uid_t uid, gid_t gid, const char *work_dir,
+			 const char *const *log_paths, size_t n_logs,
+			 const char *globs, uint64_t budget)
+{
+	char tmpdir[4096], dest[4096];
+	struct ga_buf manifest;
+	uint64_t total = 0;
+	unsigned n = 0;
+	int pfd[2], status, rc = 0;
+	pid_t pid;
+
+	if (!ga_spool_name_ok(name))
+		return -EINVAL;
+	ga_path_printf(tmpdir, sizeof(tmpdir), "%s/tmp/att.%s.XXXXXX", spool_dir, name);
+	ga_path_printf(dest, sizeof(dest), "%s/att/%s", spool_dir, name);
+	if (!mkdtemp(tmpdir) && (errno != ENOENT || ga_spool_prepare(spool_dir) ||
+				 (strcpy(tmpdir + strlen(tmpdir) - 6, "XXXXXX"),
+				  !mkdtemp(tmpdir)))) {
+		rc = -errno;
+		ga_log(GA_LOG_ERROR, "gpualert: spool: cannot create %s: %s",
+		       tmpdir, strerror(errno));
+		return rc;
+	}
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		goto fail;
+	}
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDWR);
+
+		/* spank(8)/STYLE.md point 10: drop every privilege before
+		 * opening anything of the user's. */
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != pfd[1])
+				close(fd);
+		if (geteuid() == 0 && uid != 0) {
+			if (setgroups(1, &gid) < 0 || setregid(gid, gid) < 0 ||
+			    setreuid(uid, uid) < 0)
+				_exit(2);
+		}
+		child_collect(pfd[1], work_dir, log_paths, n_logs, globs,
+			      budget);
+		_exit(0);
+	}
+	close(pfd[1]);
+	ga_buf_init(&manifest);
+	for (;;) {
+		struct rec h;
+		char rname[NAME_MAX_LEN + 1], path[PATH_MAX_LEN + 1];
+		char reason[REASON_MAX_LEN + 1], fname[NAME_MAX_LEN + 8];
+		char *data = NULL;
+
+		if (ga_read_all(pfd[0], &h, sizeof(h)))
+			break;  /* end of stream */
+		/* The child runs as the user, who may have taken it over
+		 * (ptrace after setreuid): nothing it sends is trusted. */
+		if ((h.kind != 'A' && h.kind != 'S') ||
+		    h.name_len > NAME_MAX_LEN || h.path_len > PATH_MAX_LEN ||
+		    h.reason_len > REASON_MAX_LEN || h.len > budget - total ||
+		    n >= GA_ARTIFACTS_MAX_FILES * 4 ||
+		    ga_read_all(pfd[0], rname, h.name_len) ||
+		    ga_read_all(pfd[0], path, h.path_len) ||
+		    ga_read_all(pfd[0], reason, h.reason_len) ||
+		    (h.len && (!(data = malloc((size_t)h.len)) ||
+			       ga_read_all(pfd[0], data, (size_t)h.len)))) {
+			free(data);
+			rc = -EPROTO;
+			break;
+		}
+		rname[h.name_len] = path[h.path_len] = reason[h.reason_len] = 0;
+		n++;
+		if (h.kind == 'A') {
+			/* "NN-name", with the name reduced to spool-safe
+			 * characters: it becomes a file in the spool. */
+			size_t k = (size_t)snprintf(fname, sizeof(fname), "%02u-", n);
+
+			for (const char *c = rname; *c && k < sizeof(fname) - 1; c++)
+				fname[k++] = ((*c >= 'a' && *c <= 'z') ||
+					      (*c >= 'A' && *c <= 'Z') ||
+					      (*c >= '0' && *c <= '9') ||
+					      *c == '.' || *c == '-' ||
+					      *c == '_') ? *c : '_';
+			fname[k] = '\0';
+			rc = ga_spool_write_file(tmpdir, fname, data ? data : "",
+						 (size_t)h.len);
+			free(data);
+			if (rc)
+				break;
+			total += h.len;
+			ga_buf_printf(&manifest, "A\t%s\t%" PRIu64 "\t", fname,
+				      h.orig);
+			put_field(&manifest, reason);
+			ga_buf_putc(&manifest, '\t');
+			put_field(&manifest, path);
+			ga_buf_putc(&manifest, '\n');
+		} else {
+			free(data);
+			ga_buf_printf(&manifest, "S\t-\t%" PRIu64 "\t", h.orig);
+			put_field(&manifest, reason);
+			ga_buf_putc(&manifest, '\t');
+			put_field(&manifest, path);
+			ga_buf_putc(&manifest, '\n');
+		}
+	}
+	close(pfd[0]);
+	if (rc)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!rc && WIFEXITED(status) && WEXITSTATUS(status) == 2)
+		rc = -EPERM;
+	if (!rc && manifest.failed)
+		rc = -ENOMEM;
+	if (!rc)
+		rc = ga_spool_write_file(tmpdir, "MANIFEST",
+					 manifest.data ? manifest.data : "",
+					 manifest.len);
+	ga_buf_finish(&manifest);
+	if (!rc && rename(tmpdir, dest) < 0)
+		rc = -errno;
+	if (!rc)
+		return 0;
+fail:
+	ga_log(GA_LOG_ERROR, "gpualert: spool: cannot collect the files of "
+	       "%s: %s (the report is spooled without them)", name,
+	       strerror(-rc));
+	nftw(tmpdir, rm_cb, 8, FTW_DEPTH | FTW_PHYS);
+	return rc;
+}
+
+void ga_artifact_set_init(struct ga_artifact_set *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void ga_artifact_set_finish(struct ga_artifact_set *s)
+{
+	for (size_t i = 0; i < s->n_strings; i++)
+		free(s->strings[i]);
+	free(s->strings);
+	free(s->files);
+	free(s->skipped);
+	memset(s, 0, sizeof(*s));
+}
+
+static char *keep(struct ga_artifact_set *s, char *p)
+{
+	char **tmp;
+
+	if (!p)
+		return NULL;
+	tmp = realloc(s->strings, (s->n_strings + 1) * sizeof(*tmp));
+	if (!tmp) {
+		free(p);
+		return NULL;
+	}
+	s->strings = tmp;
+	s->strings[s->n_strings++] = p;
+	return p;
+}
+
+static const char *content_type(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n > 3 && !strcmp(name + n - 3, ".gz"))
+		return "application/gzip";
+	if ((n > 4 && (!strcmp(name + n - 4, ".log") ||
+		       !strcmp(name + n - 4, ".txt") ||
+		       !strcmp(name + n - 4, ".out") ||
+		       !strcmp(name + n - 4, ".err"))))
+		return "text/plain; charset=utf-8";
+	if (n > 5 && !strcmp(name + n - 5, ".json"))
+		return "application/json";
+	return "application/octet-stream";
+}
+
+int ga_artifacts_load(const char *att_dir, uint64_t max,
+		      struct ga_artifact_set *s)
+{
+	char path[4096], *text = NULL, *save = NULL;
+	uint64_t used = 0;
+	int rc;
+
+	ga_path_printf(path, sizeof(path), "%s/MANIFEST", att_dir);
+	rc = ga_read_file(path, 1 << 20, &text, NULL);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc)
+		return rc;
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[5];
+		char *p = line;
+		int k;
+
+		for (k = 0; k < 5 && p; k++) {
+			f[k] = p;
+			p = k < 4 ? strchr(p, '\t') : NULL;
+			if (p)
+				*p++ = '\0';
+		}
+		if (k < 5)
+			continue;
+		if (f[0][0] == 'A' && ga_spool_name_ok(f[1])) {
+			struct ga_mail_file *tmp, *mf;
+			char *data = NULL;
+			size_t len = 0;
+			const char *shown = f[1] + strcspn(f[1], "-");
+
+			ga_path_printf(path, sizeof(path), "%s/%s", att_dir, f[1]);
+			tmp = realloc(s->files, (s->n_files + 1) * sizeof(*tmp));
+			if (!tmp) {
+				rc = -ENOMEM;
+				break;
+			}
+			s->files = tmp;
+			mf = &s->files[s->n_files++];
+			memset(mf, 0, sizeof(*mf));
+			if (*shown == '-')
+				shown++;
+			mf->filename = keep(s, strdup(shown));
+			mf->origin = keep(s, strdup(f[4]));
+			mf->content_type = content_type(shown);
+			mf->orig_size = strtoull(f[2], NULL, 10);
+			mf->note = *f[3] ? keep(s, strdup(f[3])) : NULL;
+			if (ga_read_file(path, (size_t)(max - used), &data,
+					 &len) == 0) {
+				mf->data = keep(s, data);
+				mf->len = len;
+				used += len;
+			} else {
+				mf->note = "missing from the spool";
+			}
+		} else if (f[0][0] == 'S') {
+			struct ga_mail_skipped *tmp, *ms;
+
+			tmp = realloc(s->skipped,
+				      (s->n_skipped + 1) * sizeof(*tmp));
+			if (!tmp) {
+				rc = -ENOMEM;
+				break;
+			}
+			s->skipped = tmp;
+			ms = &s->skipped[s->n_skipped++];
+			ms->size = strtoull(f[2], NULL, 10);
+			ms->reason = keep(s, strdup(f[3]));
+			ms->path = keep(s, strdup(f[4]));
+		}
+	}
+	free(text);
+	return rc;
+}

@@ -1,0 +1,64 @@
+/* Files sent along with a report: the job's full logs and the artifacts
+ * matched by the admin's globs in the job's working directory.
+ *
+ * They are collected when the report is spooled, by the job's user, and
+ * copied into the spool (att/NAME/), so `gpualert send` never opens a
+ * user's file and never needs the job's file system.
+ */
+#ifndef GPUALERT_COMMON_ARTIFACTS_H
+#define GPUALERT_COMMON_ARTIFACTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mime.h"
+
+#define GA_ARTIFACTS_MAX_FILES 32
+
+/* Collect into SPOOL_DIR/att/NAME (NAME: the report's spool name without
+ * ".json", ga_spool_report_name()):
+ *   1. each of the N_LOGS files in LOG_PATHS (the full logs), gzip-
+ *      compressed when only that makes it fit;
+ *   2. files in WORK_DIR matching GLOBS (comma-separated glob(3)
+ *      patterns, relative, no ".."), in pattern order;
+ * while their total stays within BUDGET bytes.  What does not fit or
+ * cannot be read is recorded in the MANIFEST with its size and the reason,
+ * so the mail can list it.
+ *
+ * Privileges: when the caller is root and UID is not, the reading happens
+ * in a forked child that has dropped to UID/GID (setgroups, setregid,
+ * setreuid) with O_NOFOLLOW opens; it streams the files to the parent
+ * through a pipe, and the parent -- which owns the spool -- writes them,
+ * re-checking every size and name since the child runs as the user.  A
+ * non-root caller reads with its own identity.  Call it before
+ * ga_spool_put_report(): a report in new/ then always has its files.
+ *
+ * Returns 0 (even when some files were skipped), -ENOSPC/-EFBIG (the
+ * spool caps), or -errno (fork, pipe, spool writes); on failure no att/
+ * directory is left and the report can still be spooled without files. */
+int ga_artifacts_collect(const char *spool_dir, const char *name,
+			 uid_t uid, gid_t gid, const char *work_dir,
+			 const char *const *log_paths, size_t n_logs,
+			 const char *globs, uint64_t budget);
+
+/* What the sender reads back from one att/NAME directory. */
+struct ga_artifact_set {
+	struct ga_mail_file *files;
+	size_t n_files;
+	struct ga_mail_skipped *skipped;
+	size_t n_skipped;
+	char **strings;         /* everything the pointers above point to */
+	size_t n_strings;
+};
+
+void ga_artifact_set_init(struct ga_artifact_set *s);
+void ga_artifact_set_finish(struct ga_artifact_set *s);
+
+/* Append the files of ATT_DIR (a directory written by
+ * ga_artifacts_collect) to S, reading at most MAX bytes in all.  A missing
+ * directory adds nothing.  Returns 0, -ENOMEM or -errno. */
+int ga_artifacts_load(const char *att_dir, uint64_t max,
+		      struct ga_artifact_set *s);
+
+#endif

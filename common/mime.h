@@ -1,0 +1,107 @@
+/* The notification mail, rendered by gpualert itself (not by libcurl's
+ * MIME API) so the output is a pure function of its inputs: golden tests
+ * compare whole messages byte for byte, and a re-send after a crash is the
+ * same message with the same Message-ID.
+ *
+ * Structure (RFC 2046 section 5.1):
+ *   multipart/mixed
+ *     multipart/alternative
+ *       text/plain; charset=utf-8 (quoted-printable)
+ *       text/html; charset=utf-8 (quoted-printable)
+ *     attachments (base64), within the attachment budget
+ */
+#ifndef GPUALERT_COMMON_MIME_H
+#define GPUALERT_COMMON_MIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "report.h"
+
+/* A file offered for attaching, in priority order. */
+struct ga_mail_file {
+	const char *filename;   /* attachment name; sanitised when rendered */
+	const char *origin;     /* where it came from (shown in the body) */
+	const char *content_type; /* NULL: application/octet-stream */
+	const char *data;       /* NULL: not available (REASON says why) */
+	size_t len;
+	uint64_t orig_size;     /* size of the original (before gzip) */
+	const char *note;       /* e.g. "gzip-compressed"; may be NULL */
+};
+
+/* A file that was not collected at all (listed in the body). */
+struct ga_mail_skipped {
+	const char *path;
+	uint64_t size;
+	const char *reason;
+};
+
+struct ga_mail {
+	/* The job's reports (several steps or nodes, or the tasks of an
+	 * array job), borrowed.  All must belong to one job key. */
+	const struct ga_report *const *reports;
+	size_t n_reports;
+	const char *from;               /* envelope and From: address */
+	const char *message_id;         /* "<...@...>" */
+	int64_t date;                   /* Date: (unix seconds) */
+	uint64_t attach_budget;         /* bytes of attachment content */
+	const struct ga_mail_file *files;
+	size_t n_files;
+	const struct ga_mail_skipped *skipped;
+	size_t n_skipped;
+};
+
+/* Render M as a complete RFC 5322 message with CRLF line ends into OUT.
+ * The log tail of the root task is attached first (from the report), then
+ * FILES in order while they fit ATTACH_BUDGET; every file that does not
+ * fit, and every SKIPPED one, is listed in the body with its size, path
+ * and reason.  Returns 0, -EINVAL (no reports, or no valid recipient) or
+ * -ENOMEM. */
+int ga_mime_render(const struct ga_mail *m, struct ga_buf *out);
+
+/* The webhook payload for M: one JSON object with "text" (Slack and
+ * Mattermost show it: the subject line, the hint and the first evidence
+ * line) and "gpualert" (job, class, node, state).  Returns 0, -EINVAL (no
+ * reports) or -ENOMEM. */
+int ga_mime_webhook_json(const struct ga_mail *m, struct ga_buf *out);
+
+/* The validated recipients of M's reports, deduplicated, in order: the
+ * envelope for SMTP.  Returns a heap array of borrowed pointers (into the
+ * reports; free only the array) and sets *N, or NULL with *N = 0. */
+const char **ga_mime_recipients(const struct ga_mail *m, size_t *n);
+
+/* True when ADDR is an acceptable recipient: local@domain, 3..254 bytes,
+ * printable ASCII without spaces, quotes, angle brackets, commas,
+ * semicolons, backslashes or CR/LF (RFC 5321 section 4.5.3.1.3 bounds the
+ * path to 256 octets; the plugin validated the policy, this only makes
+ * sure nothing reaches the SMTP envelope or a header that could change
+ * its meaning). */
+bool ga_mime_address_ok(const char *addr);
+
+/* Append S as the value of an unstructured header (RFC 5322 section
+ * 3.2.5): control characters including CR and LF become spaces, the value
+ * is cut to MAX bytes (on a UTF-8 boundary), and when it is not plain
+ * printable ASCII it is written as RFC 2047 "B" encoded-words of at most
+ * 75 characters, folded with CRLF SP.  START is the length of the header
+ * name and colon already on the line. */
+void ga_mime_header_text(struct ga_buf *out, const char *s, size_t max,
+			 size_t start);
+
+/* Append LEN bytes as base64 (RFC 2045 section 6.8) in lines of at most
+ * 76 characters, each ended with CRLF. */
+void ga_mime_base64(struct ga_buf *out, const void *data, size_t len);
+
+/* Append UTF-8 text (LF line ends) as quoted-printable (RFC 2045 section
+ * 6.7): lines of at most 76 characters, CRLF line ends, trailing
+ * whitespace encoded. */
+void ga_mime_qp(struct ga_buf *out, const char *s, size_t len);
+
+/* "<gpualert.JOB.HASH@DOMAIN>": JOB sanitised, HASH a 64-bit FNV-1a of
+ * CLAIM (the spool entry name) in hex, DOMAIN the part of FROM after '@'
+ * ("localhost" if none).  Stable across re-sends. */
+void ga_mime_message_id(const char *job, const char *claim, const char *from,
+			char *out, size_t size);
+
+#endif

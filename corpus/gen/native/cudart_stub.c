@@ -1,0 +1,1 @@
+int cudaGetDeviceCount(int *n) { *n = 0; return 0; }

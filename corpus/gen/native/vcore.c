@@ -1,0 +1,1 @@
+int vcore_version(void) { return VCORE_V; }

@@ -1,0 +1,2 @@
+extern int vcore_version(void);
+int plugin_init(void) { return vcore_version(); }

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Score gpualert and the two baselines on our corpus and, when it is
+# there, the paper corpus; write eval/results/ and print a markdown
+# summary for the README.
+#
+# Usage: eval/run.sh [BUILDDIR]     (default: build; set up if missing)
+#
+# The numbers measure the built-in rules only: GPUALERT_RULES_DIR is
+# emptied so that a machine's rules.d cannot change them.
+set -eu
+cd "$(dirname "$0")/.."
+build=${1:-build}
+[ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
+ninja -C "$build" >/dev/null
+exe=$build/cli/gpualert
+results=eval/results
+export GPUALERT_RULES_DIR=
+mkdir -p "$results"
+
+rows=
+status=0
+# name, manifest, extra options.  --errors only for our own corpus: the
+# paper corpus's lines stay in ../shared, not in this repository.
+run() {
+	name=$1
+	manifest=$2
+	shift 2
+	if [ ! -f "$manifest" ]; then
+		echo "eval/run.sh: $manifest not found: skipping '$name'" >&2
+		return 0
+	fi
+	"$exe" eval "$@" --svg "$results/$name.svg" "$manifest" \
+		>"$results/$name.txt" || status=1
+	# Summary lines: "gpualert      0.9968    0.9958  (478/480)".
+	row=$(awk -v set="$name" '
+		/ logs scored, / { logs = $3 }
+		$1 ~ /^(gpualert|keywords|exit-code)$/ && NF == 4 && !($1 in f) {
+			f[$1] = $2; a[$1] = $3
+		}
+		END {
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s |", set, logs,
+			    f["gpualert"], a["gpualert"], f["keywords"], a["keywords"],
+			    f["exit-code"], a["exit-code"]
+		}' "$results/$name.txt")
+	rows="$rows$row
+"
+}
+
+run corpus corpus/labels.tsv --errors
+run paper ../shared/paper-corpus/labels.tsv
+
+echo "Measured $(date -u +%Y-%m-%d) with \`eval/run.sh\` (built-in rules; macro-F1 = mean F1 over the classes present in the gold labels)."
+echo
+echo "| set | logs | gpualert macro-F1 | gpualert accuracy | keywords macro-F1 | keywords accuracy | exit-code macro-F1 | exit-code accuracy |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+printf '%s' "$rows"
+exit $status
