@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "artifacts.h"
 #include "capture.h"
 #include "classifier.h"
 #include "cli.h"
@@ -278,6 +279,17 @@ int cmd_run(int argc, char **argv)
 				t->verdict.status = st;
 		}
 		ga_report_choose_root(&r);
+		if (r.root_task >= 0 && t && t->log_path &&
+		    (alert.mode == GA_MODE_EMAIL || alert.mode == GA_MODE_WEBHOOK)) {
+			char sname[GA_SPOOL_NAME_MAX + 1];
+			const char *logs[1] = { t->log_path };
+
+			if (ga_spool_report_name(&r, sname, sizeof(sname)) == 0)
+				(void)ga_artifacts_collect(cfg.spool_dir, sname, getuid(),
+							   getgid(), cwd, logs, 1,
+							   cfg.artifact_globs,
+							   cfg.attach_budget);
+		}
 		/* A failure is logged by the spool itself. */
 		(void)ga_spool_put_report(&cfg, &r);
 		if (getenv("GPUALERT_DEBUG"))

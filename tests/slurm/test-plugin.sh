@@ -152,7 +152,7 @@ jobcomp() {    # lab jobid -> "STATE EXIT"
 norm() { sed -e "s/ga${PORT[on]}n/gaNODEn/g; s/ga${PORT[off]}n/gaNODEn/g" \
              -e 's/AT [0-9T:-]*/AT <time>/g' \
              -e "s#$ROOT/on#LAB#g; s#$ROOT/off#LAB#g" \
-             -e 's/^\(.*: line [0-9]*: \)[0-9]* /\1PID /' \
+             -e 's/^\(.*: line [0-9]*: *\)[0-9]* /\1PID /' \
              -e 's/copied, .*/copied, <speed>/' "$1"; }
 
 while IFS=$'\t' read -r name kind opts cmd class; do
@@ -168,9 +168,9 @@ while IFS=$'\t' read -r name kind opts cmd class; do
     else
         check "$name: srun exit status unchanged (on: $(cat $ON/$name.rc), off: $(cat $OFF/$name.rc))" \
             [ "$(cat $ON/$name.rc)" = "$(cat $OFF/$name.rc)" ]
-        step=0; jid=$(ls $ROOT/on/gaspool 2>/dev/null | grep -c .)   # unused
+        step=0
         jid=$(SLURM_CONF=$ROOT/on/etc/slurm.conf sacct -c -n -o JobID,JobName 2>/dev/null | awk -v n="$name" '$2==n{print $1}' | tail -1)
-        [ -n "$jid" ] || jid=$(grep -l "\"job_name\":\"$( [ $name = execfail ] && echo train.bin || echo bash)\"" $ROOT/on/gaspool/*.json 2>/dev/null | head -1 | xargs -r basename | cut -d. -f1)
+        [ -n "$jid" ] || jid=$(grep -l "\"job_name\":\"$( [ $name = execfail ] && echo train.bin || echo bash)\"" $ROOT/on/gaspool/new/*.json 2>/dev/null | head -1 | xargs -r basename | cut -d. -f1)
         check "$name: srun stderr unchanged" cmp -s <(norm $ON/$name.err | sort) <(norm $OFF/$name.err | sort)
     fi
     if [ "$name" = bigsrun ]; then
@@ -202,7 +202,7 @@ while IFS=$'\t' read -r name kind opts cmd class; do
                 [ "$(sed '1,/^# ---- output ----$/d' $log | wc -l)" = 1000001 ]
         done
     fi
-    reps=$(ls $ROOT/on/gaspool/$jid.$step.*.json 2>/dev/null)
+    reps=$(ls $ROOT/on/gaspool/new/$jid.$step.*.json 2>/dev/null)
     if [ -z "$reps" ]; then nok "$name: report spooled"; continue; fi
     # One report per step and node (each node's slurmstepd writes its
     # own); across nodes the root cause is the failing task that ended
@@ -230,7 +230,7 @@ EOP
     fi
     if [ "$name" = twonode ]; then
         check "$name: root cause is rank 1, which failed first (got rank $root_rank)" [ "$root_rank" = 1 ]
-        check "$name: one report per node" [ "$(ls $ROOT/on/gaspool/$jid.$step.*.json | wc -l)" = 2 ]
+        check "$name: one report per node" [ "$(ls $ROOT/on/gaspool/new/$jid.$step.*.json | wc -l)" = 2 ]
     fi
 done <"$JOBS"
 
@@ -246,9 +246,9 @@ out=$(cd $ROOT/on/jobs && runuser -u labuser -- sbatch --gpualert=mail --wrap tr
 check "bad --gpualert rejected by sbatch too (rc $rc)" [ $rc != 0 ]
 check "srun --help lists --gpualert" bash -c "SLURM_CONF=$SLURM_CONF srun --help | grep -q -- --gpualert"
 # --gpualert=off: no log, no report
-before=$(ls $ROOT/on/gaspool | wc -l)
+before=$(ls $ROOT/on/gaspool/new | wc -l)
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -J offjob --gpualert=off true)
-check "--gpualert=off: no report" [ "$(ls $ROOT/on/gaspool | wc -l)" = "$before" ]
+check "--gpualert=off: no report" [ "$(ls $ROOT/on/gaspool/new | wc -l)" = "$before" ]
 grep -h 'gpualert: exit' $ROOT/on/log/slurmd*.log | sed -n 's/.*report spooled in \([0-9.]*\) ms.*/\1/p' |
     sort -n | awk '{a[NR]=$1} END {if (NR) printf "# slurm_spank_exit report time: median %s ms, max %s ms over %d steps\n", a[int((NR+1)/2)], a[NR], NR}'
 echo "1..$n"
