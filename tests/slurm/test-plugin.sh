@@ -249,6 +249,34 @@ check "srun --help lists --gpualert" bash -c "SLURM_CONF=$SLURM_CONF srun --help
 before=$(ls $ROOT/on/gaspool/new | wc -l)
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -J offjob --gpualert=off true)
 check "--gpualert=off: no report" [ "$(ls $ROOT/on/gaspool/new | wc -l)" = "$before" ]
+# srun returns before slurmstepd's slurm_spank_exit writes the report
+report_of() {   # job name -> report path, waiting up to 10 s
+    local r i
+    for i in $(seq 1 100); do
+        r=$(grep -l "\"job_name\":\"$1\"" $ROOT/on/gaspool/new/*.json 2>/dev/null | head -1)
+        [ -n "$r" ] && { echo "$r"; return 0; }
+        sleep 0.1
+    done
+    echo /dev/null
+}
+# email mode: owner as recipient, the failing log attached in the spool
+(cd $ROOT/on/jobs && runuser -u labuser -- srun -J mailjob --gpualert=email \
+    bash -c 'echo "RuntimeError: CUDA out of memory. Tried to allocate 1 GiB"; exit 1' >/dev/null 2>&1)
+rep=$(report_of mailjob)
+check "email: report with the owner as recipient" python3 -c '
+import json,sys; r=json.load(open(sys.argv[1])); sys.exit(not (r["mode"]=="email" and r["recipients"]==["labuser@localhost"] and r["class"]=="cuda_oom"))' "${rep:-/dev/null}"
+check "email: the failing task's log collected into att/" bash -c "ls $ROOT/on/gaspool/att/$(basename "${rep:-x}" .json)/ 2>/dev/null | grep -q ."
+# a value that bypassed the submission check (set in the environment):
+# the job runs unchanged, the user is told once, the report says log
+out=$(cd $ROOT/on/jobs && _SLURM_SPANK_OPTION_gpualert_gpualert='email:x@evil.example' \
+      runuser -u labuser -- srun -J bypass bash -c 'echo fine' 2>&1); rc=$?
+check "bypassed option: job unchanged (rc $rc)" [ $rc = 0 ]
+check "bypassed option: one line to the user" grep -q "no notification" <<<"$out"
+# a working directory the user cannot write: no durable log, job unchanged
+out=$(cd / && runuser -u labuser -- srun -J rodir -D / bash -c 'echo fine; exit 4' 2>/dev/null); rc=$?
+check "unwritable work dir: output and exit code unchanged (rc $rc)" [ $rc = 4 -a "$out" = fine ]
+rep=$(report_of rodir)
+check "unwritable work dir: report says why there is no log" grep -q 'cannot create' "${rep:-/dev/null}"
 grep -h 'gpualert: exit' $ROOT/on/log/slurmd*.log | sed -n 's/.*report spooled in \([0-9.]*\) ms.*/\1/p' |
     sort -n | awk '{a[NR]=$1} END {if (NR) printf "# slurm_spank_exit report time: median %s ms, max %s ms over %d steps\n", a[int((NR+1)/2)], a[NR], NR}'
 echo "1..$n"
