@@ -248,6 +248,7 @@ check "srun --help lists --gpualert" bash -c "SLURM_CONF=$SLURM_CONF srun --help
 # --gpualert=off: no log, no report
 before=$(ls $ROOT/on/gaspool/new | wc -l)
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -J offjob --gpualert=off true)
+sleep 1
 check "--gpualert=off: no report" [ "$(ls $ROOT/on/gaspool/new | wc -l)" = "$before" ]
 # srun returns before slurmstepd's slurm_spank_exit writes the report
 report_of() {   # job name -> report path, waiting up to 10 s
@@ -272,6 +273,11 @@ out=$(cd $ROOT/on/jobs && _SLURM_SPANK_OPTION_gpualert_gpualert='email:x@evil.ex
       runuser -u labuser -- srun -J bypass bash -c 'echo fine' 2>&1); rc=$?
 check "bypassed option: job unchanged (rc $rc)" [ $rc = 0 ]
 check "bypassed option: one line to the user" grep -q "no notification" <<<"$out"
+# an sbatch value reaches the steps of the script
+(cd $ROOT/on/jobs && runuser -u labuser -- sbatch -Q --wait -J outer --gpualert=email \
+    -o /dev/null --wrap 'srun -J inner bash -c "exit 2"; srun -J inner2 --gpualert=log true' >/dev/null 2>&1)
+check "sbatch --gpualert=email reaches its srun steps" grep -q '"mode":"email"' "$(report_of inner)"
+check "a step's own --gpualert wins" grep -q '"mode":"log"' "$(report_of inner2)"
 # a working directory the user cannot write: no durable log, job unchanged
 out=$(cd / && runuser -u labuser -- srun -J rodir -D / bash -c 'echo fine; exit 4' 2>/dev/null); rc=$?
 check "unwritable work dir: output and exit code unchanged (rc $rc)" [ $rc = 4 -a "$out" = fine ]
