@@ -376,7 +376,7 @@ static void keep_fds(int *fds[], int n)
 
 static void __attribute__((noreturn))
 helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
-	    int out2, int log_fd, int sock, int sync_fd, enum ga_capture_mode mode)
+	    int out2, int log_fd, int sock, enum ga_capture_mode mode)
 {
 	struct helper h;
 	struct sigaction sa;
@@ -385,7 +385,7 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	struct ga_buf msg;
 	uint64_t maxrss = 0;
 	char *carry[2] = { NULL, NULL };
-	int *fds[] = { &in1, &in2, &out1, &out2, &log_fd, &sock, &sync_fd };
+	int *fds[] = { &in1, &in2, &out1, &out2, &log_fd, &sock };
 
 	/* Own session: the program's kill(0, ...) or a terminal's ^C cannot
 	 * reach the copy loop; Slurm's final SIGKILL of the cgroup still does. */
@@ -406,14 +406,8 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	limit_memory(o->max_rss);
 
 	/* Start message first, from the helper itself, so the collector gets
-	 * the helper's pid from the kernel; then release the task. */
+	 * the helper's pid from the kernel. */
 	send_start(sock, o->task_id, mode, true, o->work_dir, o->log_error);
-	if (sync_fd >= 0) {
-		char c = 1;
-
-		(void)!write(sync_fd, &c, 1);
-		close(sync_fd);
-	}
 
 	memset(&h, 0, sizeof(h));
 	h.log_fd = log_fd;
@@ -538,12 +532,10 @@ int ga_capture_start(const struct ga_capture_opts *o,
 		     enum ga_capture_mode *mode_out, const char **why)
 {
 	enum ga_capture_mode mode;
-	int p1[2] = { -1, -1 }, p2[2] = { -1, -1 }, sync[2] = { -1, -1 };
+	int p1[2] = { -1, -1 }, p2[2] = { -1, -1 };
 	int out1 = -1, out2 = -1;
 	pid_t mid;
 	int status;
-	char c;
-	ssize_t n;
 
 	*mode_out = GA_CAPTURE_NONE;
 	*why = NULL;
@@ -555,8 +547,7 @@ int ga_capture_start(const struct ga_capture_opts *o,
 						       : GA_CAPTURE_SPLIT;
 	if (fcntl(STDERR_FILENO, F_GETFD) < 0)
 		mode = GA_CAPTURE_MERGED;       /* no stderr at all: keep it so */
-	if (make_pipe(p1) < 0 || (mode == GA_CAPTURE_SPLIT && make_pipe(p2) < 0) ||
-	    pipe2(sync, O_CLOEXEC) < 0) {
+	if (make_pipe(p1) < 0 || (mode == GA_CAPTURE_SPLIT && make_pipe(p2) < 0)) {
 		*why = "cannot create the capture pipes";
 		goto fail;
 	}
@@ -579,24 +570,21 @@ int ga_capture_start(const struct ga_capture_opts *o,
 
 		if (h != 0)
 			_exit(h < 0 ? 1 : 0);
-		close(sync[0]);
 		close(p1[1]);
 		if (p2[1] >= 0)
 			close(p2[1]);
 		helper_main(o, p1[0], p2[0], out1, out2, o->log_fd, o->sock_fd,
-			    sync[1], mode);
+			    mode);
 	}
 	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
 		;
-	close(sync[1]);
-	sync[1] = -1;
-	/* Wait until the helper has announced itself (or died): the task
-	 * may exit within microseconds of exec. */
-	do
-		n = read(sync[0], &c, 1);
-	while (n < 0 && errno == EINTR);
-	if (n != 1) {
-		*why = "the capture helper did not start";
+	/* The intermediate exits 0 only once the helper exists, and the
+	 * helper holds the pipes' read ends from its birth: redirecting is
+	 * safe now.  Not waiting for its announcement keeps its start-up off
+	 * the task's path; the collector waits for it instead when the task
+	 * ends first. */
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		*why = "cannot fork the capture helper";
 		goto fail;
 	}
 	if (dup2(p1[1], STDOUT_FILENO) < 0 ||
@@ -614,7 +602,6 @@ int ga_capture_start(const struct ga_capture_opts *o,
 		close(p2[0]);
 		close(p2[1]);
 	}
-	close(sync[0]);
 	close(out1);
 	if (out2 >= 0)
 		close(out2);
@@ -625,8 +612,8 @@ fail:
 	send_start(o->sock_fd, o->task_id, GA_CAPTURE_NONE, false, o->work_dir,
 		   *why);
 fail_quiet:
-	for (int *fd = (int[]){ p1[0], p1[1], p2[0], p2[1], sync[0], sync[1],
-				out1, out2, -2 }; *fd != -2; fd++)
+	for (int *fd = (int[]){ p1[0], p1[1], p2[0], p2[1], out1, out2, -2 };
+	     *fd != -2; fd++)
 		if (*fd >= 0)
 			close(*fd);
 	return 1;
