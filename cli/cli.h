@@ -13,6 +13,7 @@
 
 int cmd_classify(int argc, char **argv);
 int cmd_rules(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 /* In the separate gpualert-send executable (cli/send_main.c). */
 int cmd_send(int argc, char **argv);
 int cmd_eval(int argc, char **argv);

@@ -57,6 +57,7 @@ struct command {
 static const struct command commands[] = {
 	{ "classify", cmd_classify, "classify a log: why did the job end?" },
 	{ "rules", cmd_rules, "check or list the classification rules" },
+	{ "run", cmd_run, "run a command with its output captured and classified" },
 #ifdef GA_HAVE_CURL
 	{ "send", exec_send, "deliver spooled reports by mail or webhook" },
 #endif

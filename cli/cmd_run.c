@@ -1,0 +1,306 @@
+/* gpualert run: wrap any command the way the plugin wraps a Slurm task:
+ * durable log created before the command starts, output captured byte for
+ * byte, classified, and one report spooled.  The exit status is the
+ * command's (128+N when killed by signal N), whatever happens to gpualert. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "artifacts.h"
+#include "capture.h"
+#include "classifier.h"
+#include "cli.h"
+#include "config.h"
+#include "diag.h"
+#include "ga-config.h"
+#include "log.h"
+#include "logfile.h"
+#include "option.h"
+#include "report.h"
+#include "spool.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpualert run [--mode MODE] [--log PATH] [--rules DIR]\n"
+		"                    [--config FILE] -- CMD [ARGS...]\n\n"
+		"Run CMD with its output captured like a Slurm task under the\n"
+		"gpualert plugin: a durable log (header first), the output passed\n"
+		"through unchanged, a verdict and a report in the spool.\n\n"
+		"  --mode MODE     off, log, email, email:ADDR[,ADDR...], webhook\n"
+		"                  (default: the config's default_mode)\n"
+		"  --log PATH      the durable log (default: the config's log_pattern;\n"
+		"                  %%j is run-<host>-<pid>-<time>, or $GPUALERT_JOB_ID)\n"
+		"  --rules DIR     admin rules directory\n"
+		"  --config FILE   gpualert.conf (default " GA_DEFAULT_CONFIG ")\n\n"
+		"Exit status: CMD's, 128+N if it was killed by signal N; 127/126 when\n"
+		"it cannot be executed; 2 for a bad gpualert command line.\n");
+}
+
+static volatile sig_atomic_t forward_to;
+
+static void forward(int sig)
+{
+	if (forward_to > 0)
+		kill(forward_to, sig);
+}
+
+static int shell_status(int ws)
+{
+	if (WIFSIGNALED(ws))
+		return 128 + WTERMSIG(ws);
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "rules", required_argument, NULL, 'r' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *mode_arg = NULL, *log_arg = NULL, *rules_arg = NULL;
+	const char *config_path = GA_DEFAULT_CONFIG;
+	char host[256] = "localhost", job[320], cwd[PATH_MAX], path[PATH_MAX];
+	char err[512], logerr[PATH_MAX + 128] = "";
+	struct ga_config cfg;
+	struct ga_alert alert;
+	struct ga_collector *coll = NULL;
+	struct ga_diag diag;
+	struct passwd *pw;
+	const char *user, *why = NULL, *name;
+	struct sigaction sa, old_int, old_quit, old_term, old_hup;
+	time_t start;
+	pid_t child;
+	int c, ws = 0, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+m:l:r:c:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm': mode_arg = optarg; break;
+		case 'l': log_arg = optarg; break;
+		case 'r': rules_arg = optarg; break;
+		case 'c': config_path = optarg; break;
+		case 'h': usage(stdout); return CLI_OK;
+		default: usage(stderr); return CLI_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		cli_error("run: no command given");
+		usage(stderr);
+		return CLI_USAGE;
+	}
+	argv += optind;
+	argc -= optind;
+
+	if (ga_config_init(&cfg) < 0) {
+		cli_error("run: out of memory");
+		execvp(argv[0], argv);
+		return errno == ENOENT ? 127 : 126;
+	}
+	ga_diag_init(&diag, "config");
+	rc = ga_config_load(&cfg, config_path, &diag);
+	if (rc < 0 && rc != -ENOENT && rc != -EINVAL)
+		cli_error("run: config: %s: %s", config_path, strerror(-rc));
+	ga_diag_finish(&diag);
+	if (rules_arg)
+		ga_config_set(&cfg, "rules_dir", rules_arg, "--rules", NULL);
+	pw = getpwuid(getuid());
+	user = pw ? pw->pw_name : "unknown";
+	if (ga_alert_parse(mode_arg, &cfg, user, &alert, err, sizeof(err)) < 0) {
+		cli_error("run: --mode: %s", err);
+		ga_config_finish(&cfg);
+		return CLI_USAGE;
+	}
+	if (alert.mode == GA_MODE_OFF) {
+		ga_alert_finish(&alert);
+		ga_config_finish(&cfg);
+		execvp(argv[0], argv);
+		cli_error("run: cannot execute %s: %s", argv[0], strerror(errno));
+		return errno == ENOENT ? 127 : 126;
+	}
+
+	gethostname(host, sizeof(host) - 1);
+	start = time(NULL);
+	if (getenv("GPUALERT_JOB_ID") && *getenv("GPUALERT_JOB_ID"))
+		snprintf(job, sizeof(job), "%s", getenv("GPUALERT_JOB_ID"));
+	else
+		snprintf(job, sizeof(job), "run-%s-%d-%lld", host, (int)getpid(),
+			 (long long)start);
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), "/");
+	name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	if (log_arg) {
+		if (log_arg[0] == '/')
+			snprintf(path, sizeof(path), "%s", log_arg);
+		else if ((size_t)snprintf(path, sizeof(path), "%s/%s", cwd, log_arg) >= sizeof(path))
+			snprintf(logerr, sizeof(logerr), "--log: path too long");
+	} else {
+		struct ga_log_ids ids = { job, "0", 0, user, name, host, cwd };
+
+		if (ga_logfile_expand(cfg.log_pattern, &ids, path, sizeof(path), &why) < 0)
+			snprintf(logerr, sizeof(logerr), "log_pattern: %s", why);
+	}
+
+	coll = ga_collector_create(false, getuid());
+	child = fork();
+	if (child == 0) {
+		int log_fd = -1;
+		enum ga_capture_mode mode;
+		const char *cwhy;
+
+		if (!logerr[0]) {
+			log_fd = ga_logfile_open(path, cfg.log_file_mode);
+			if (log_fd < 0)
+				snprintf(logerr, sizeof(logerr), "cannot create %s: %s",
+					 path, strerror(-log_fd));
+		}
+		if (log_fd >= 0) {
+			struct ga_log_header h = { job, "0", 0, host, user, argc, argv,
+						   start, GA_VERSION };
+
+			rc = ga_logfile_write_header(log_fd, &h);
+			if (rc < 0)
+				snprintf(logerr, sizeof(logerr), "cannot write %s: %s",
+					 path, strerror(-rc));
+		}
+		if (logerr[0])
+			cli_error("run: %s", logerr);
+		{
+			struct ga_capture_opts o = {
+				.task_id = 0, .log_fd = log_fd,
+				.sock_fd = ga_collector_task_fd(coll),
+				.rules_dir = cfg.rules_dir, .classify = true,
+				.tail_lines = cfg.tail_lines,
+				.max_rss = cfg.helper_max_rss, .work_dir = cwd,
+				.log_error = logerr[0] ? logerr : NULL,
+			};
+
+			if (coll)
+				ga_capture_start(&o, &mode, &cwhy);
+		}
+		if (log_fd >= 0)
+			close(log_fd);
+		execvp(argv[0], argv);
+		/* Goes through the capture: it is the task's own last words. */
+		fprintf(stderr, "gpualert: run: cannot execute %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	if (child < 0) {
+		cli_error("run: cannot fork: %s", strerror(errno));
+		ga_collector_destroy(coll);
+		execvp(argv[0], argv);
+		return errno == ENOENT ? 127 : 126;
+	}
+	/* Like system(3): the terminal's ^C and ^\ reach the command directly;
+	 * a TERM or HUP sent to us is passed on. */
+	forward_to = child;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGQUIT, &sa, &old_quit);
+	sa.sa_handler = forward;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
+		;
+	forward_to = 0;
+
+	if (coll) {
+		struct ga_task_capture *tc =
+			ga_collector_finish_task(coll, 0, (int)cfg.drain_timeout_ms, NULL);
+		struct ga_ruleset *rs = ga_rules_load(cfg.rules_dir, NULL, NULL);
+		struct ga_classifier *cls = rs ? ga_classifier_create(rs) : NULL;
+		struct ga_report r;
+		struct ga_task_report *t;
+		struct ga_status st;
+		const char *perr;
+
+		ga_report_init(&r);
+		ga_report_set(&r.origin, "run");
+		ga_report_set(&r.job_id, job);
+		ga_report_set(&r.step_id, "0");
+		ga_report_set(&r.job_name, name);
+		ga_report_set(&r.user, user);
+		r.uid = getuid();
+		r.gid = getgid();
+		ga_report_set(&r.node, host);
+		ga_report_set(&r.work_dir, cwd);
+		{
+			struct ga_buf cmd;
+
+			ga_buf_init(&cmd);
+			for (int i = 0; i < argc && cmd.len < 4096; i++) {
+				if (i)
+					ga_buf_putc(&cmd, ' ');
+				ga_buf_puts(&cmd, argv[i]);
+			}
+			ga_report_set(&r.command, cmd.data ? cmd.data : "");
+			ga_buf_finish(&cmd);
+		}
+		ga_report_set(&r.mode, ga_mode_name(alert.mode));
+		for (size_t i = 0; i < alert.n_recipients; i++)
+			ga_report_add_recipient(&r, alert.recipients[i]);
+		r.start_time = start;
+		r.end_time = time(NULL);
+		t = ga_report_add_task(&r);
+		ga_status_from_wait(&st, ws);
+		if (t) {
+			t->task_id = 0;
+			ga_report_set(&t->node, host);
+			if (!logerr[0])
+				ga_report_set(&t->log_path, path);
+			t->start_time = start;
+			t->end_time = r.end_time;
+			if (tc && tc->error)
+				ga_report_set(&t->capture_error, tc->error);
+			else if (!tc || !tc->have_state)
+				ga_report_set(&t->capture_error,
+					      "the capture helper did not report");
+			if (cls && tc && tc->have_state && tc->state_len)
+				ga_classifier_read_state(cls, tc->state, tc->state_len, &perr);
+			if (cls)
+				ga_classifier_finish(cls, &st, &t->verdict);
+			else
+				t->verdict.status = st;
+		}
+		ga_report_choose_root(&r);
+		if (r.root_task >= 0 && t && t->log_path &&
+		    (alert.mode == GA_MODE_EMAIL || alert.mode == GA_MODE_WEBHOOK)) {
+			char sname[GA_SPOOL_NAME_MAX + 1];
+			const char *logs[1] = { t->log_path };
+
+			if (ga_spool_report_name(&r, sname, sizeof(sname)) == 0)
+				(void)ga_artifacts_collect(cfg.spool_dir, sname, getuid(),
+							   getgid(), cwd, logs, 1,
+							   cfg.artifact_globs,
+							   cfg.attach_budget);
+		}
+		/* A failure is logged by the spool itself. */
+		(void)ga_spool_put_report(&cfg, &r);
+		if (getenv("GPUALERT_DEBUG"))
+			fprintf(stderr, "gpualert: run: %s: class %s\n", job,
+				ga_class_name(ga_report_class(&r)));
+		ga_report_finish(&r);
+		ga_classifier_destroy(cls);
+		ga_ruleset_destroy(rs);
+		ga_collector_destroy(coll);
+	}
+	ga_alert_finish(&alert);
+	ga_config_finish(&cfg);
+	return shell_status(ws);
+}

@@ -1,0 +1,235 @@
+#include "option.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static bool local_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '+' ||
+	       c == '-';
+}
+
+static bool label_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '-';
+}
+
+/* A domain: LDH labels of 1-63 bytes separated by single dots. */
+static bool domain_valid(const char *d, size_t len)
+{
+	size_t label = 0;
+
+	if (len == 0 || len > 253)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (d[i] == '.') {
+			if (label == 0 || d[i - 1] == '-')
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!label_char(d[i]) || (label == 0 && d[i] == '-') || ++label > 63)
+			return false;
+	}
+	return label > 0 && d[len - 1] != '-';
+}
+
+int ga_address_valid(const char *s)
+{
+	const char *at = strchr(s, '@');
+	size_t len = strlen(s), local;
+
+	if (!at || len > GA_ADDRESS_MAX || strchr(at + 1, '@'))
+		return 0;
+	local = (size_t)(at - s);
+	if (local == 0 || local > 64 || s[0] == '.' || s[local - 1] == '.')
+		return 0;
+	for (size_t i = 0; i < local; i++)
+		if (!local_char(s[i]) || (s[i] == '.' && s[i + 1] == '.'))
+			return 0;
+	return domain_valid(at + 1, len - local - 1);
+}
+
+/* Show at most 64 bytes of untrusted S, non-printables as '?'. */
+static void sanitize(char *out, size_t size, const char *s, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && o + 4 < size && i < 64; i++)
+		out[o++] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+	if (len > 64 && o + 4 < size) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+}
+
+static bool domain_allowed(const char *addr, const char *allowed)
+{
+	const char *dom = strchr(addr, '@') + 1;
+	size_t dlen = strlen(dom);
+
+	for (const char *p = allowed; p && *p;) {
+		const char *end = strchrnul(p, ',');
+		const char *b = p, *e = end;
+
+		while (b < e && (*b == ' ' || *b == '\t'))
+			b++;
+		while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if ((size_t)(e - b) == dlen && !strncasecmp(b, dom, dlen))
+			return true;
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+static int owner_address(const struct ga_config *cfg, const char *user,
+			 char *out, size_t size)
+{
+	const char *dom = cfg->owner_domain && *cfg->owner_domain
+				  ? cfg->owner_domain : "localhost";
+
+	if (!user || !*user ||
+	    (size_t)snprintf(out, size, "%s@%s", user, dom) >= size ||
+	    !ga_address_valid(out))
+		return -EINVAL;
+	return 0;
+}
+
+static int add(struct ga_alert *a, const char *addr, size_t len)
+{
+	char *d = strndup(addr, len);
+
+	if (!d)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n_recipients; i++)
+		if (!strcasecmp(a->recipients[i], d)) {
+			free(d);        /* a duplicate is harmless: drop it */
+			return 0;
+		}
+	a->recipients[a->n_recipients++] = d;
+	return 0;
+}
+
+void ga_alert_finish(struct ga_alert *a)
+{
+	for (size_t i = 0; i < a->n_recipients; i++)
+		free(a->recipients[i]);
+	memset(a, 0, sizeof(*a));
+}
+
+int ga_alert_parse(const char *value, const struct ga_config *cfg,
+		   const char *user, struct ga_alert *a, char *err, size_t errsz)
+{
+	char owner[GA_ADDRESS_MAX + 2], shown[96];
+	const char *list = NULL;
+	size_t max = cfg->max_recipients ? cfg->max_recipients : 1;
+	int rc = 0;
+
+	memset(a, 0, sizeof(*a));
+	err[0] = '\0';
+	if (max > GA_REPORT_MAX_RECIPIENTS)
+		max = GA_REPORT_MAX_RECIPIENTS;
+	if (!value) {
+		a->mode = cfg->default_mode;
+		if (a->mode == GA_MODE_EMAIL) {
+			if (owner_address(cfg, user, owner, sizeof(owner)) < 0) {
+				snprintf(err, errsz, "cannot form the job owner's mail address");
+				return -EINVAL;
+			}
+			return add(a, owner, strlen(owner));
+		}
+		return 0;
+	}
+	if (strlen(value) > GA_OPTION_VALUE_MAX) {
+		snprintf(err, errsz, "the value is longer than %d bytes", GA_OPTION_VALUE_MAX);
+		return -EINVAL;
+	}
+	if (!strcmp(value, "off")) {
+		a->mode = GA_MODE_OFF;
+		return 0;
+	}
+	if (!strcmp(value, "log")) {
+		a->mode = GA_MODE_LOG;
+		return 0;
+	}
+	if (!strcmp(value, "webhook")) {
+		a->mode = GA_MODE_WEBHOOK;
+		return 0;
+	}
+	if (!strcmp(value, "email")) {
+		a->mode = GA_MODE_EMAIL;
+	} else if (!strncmp(value, "email:", 6)) {
+		a->mode = GA_MODE_EMAIL;
+		list = value + 6;
+	} else {
+		sanitize(shown, sizeof(shown), value, strlen(value));
+		snprintf(err, errsz, "unknown mode '%s' (use off, log, email, "
+			 "email:ADDR[,ADDR...] or webhook)", shown);
+		return -EINVAL;
+	}
+	if (owner_address(cfg, user, owner, sizeof(owner)) < 0 && !list) {
+		snprintf(err, errsz, "cannot form the job owner's mail address");
+		return -EINVAL;
+	}
+	if (!list)
+		return add(a, owner, strlen(owner));
+	if (!*list) {
+		snprintf(err, errsz, "email: needs at least one address after ':'");
+		return -EINVAL;
+	}
+	for (const char *p = list; rc == 0;) {
+		const char *end = strchrnul(p, ',');
+		size_t len = (size_t)(end - p);
+		char addr[GA_ADDRESS_MAX + 1];
+
+		if (len == 0 || len > GA_ADDRESS_MAX) {
+			snprintf(err, errsz, "an empty or over-long address in the list");
+			rc = -EINVAL;
+			break;
+		}
+		memcpy(addr, p, len);
+		addr[len] = '\0';
+		sanitize(shown, sizeof(shown), addr, len);
+		if (!ga_address_valid(addr)) {
+			snprintf(err, errsz, "'%s' is not a plain mail address "
+				 "(user@domain; no spaces, quotes, <> or control characters)",
+				 shown);
+			rc = -EINVAL;
+			break;
+		}
+		if (strcasecmp(addr, owner) &&
+		    (cfg->recipient_policy == GA_RECIPIENTS_OWNER ||
+		     !domain_allowed(addr, cfg->allowed_domains))) {
+			if (cfg->recipient_policy == GA_RECIPIENTS_OWNER)
+				snprintf(err, errsz, "'%s' is not allowed: this cluster "
+					 "mails only the job owner (%s)", shown, owner);
+			else
+				snprintf(err, errsz, "'%s' is not allowed: its domain is "
+					 "not one of %s", shown,
+					 cfg->allowed_domains && *cfg->allowed_domains
+						 ? cfg->allowed_domains : "(none)");
+			rc = -EINVAL;
+			break;
+		}
+		if (a->n_recipients >= max) {
+			snprintf(err, errsz, "more than %zu recipients", max);
+			rc = -EINVAL;
+			break;
+		}
+		rc = add(a, addr, len);
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	if (rc < 0)
+		ga_alert_finish(a);
+	return rc;
+}

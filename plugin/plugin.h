@@ -1,0 +1,39 @@
+/* Shared state of the SPANK plugin.  Only gpualert.c sees Slurm's hook
+ * names; local.c and remote.c implement one context each.  Nothing here is
+ * exported (plugin/gpualert.lds). */
+#ifndef GPUALERT_PLUGIN_PLUGIN_H
+#define GPUALERT_PLUGIN_PLUGIN_H
+
+#include <slurm/spank.h>
+#include <stdbool.h>
+
+#include "config.h"
+
+struct ga_plugin {
+	struct ga_config cfg;
+	bool cfg_ready;
+	char *opt_value;        /* last --gpualert value seen by the callback */
+	bool opt_seen;
+};
+
+extern struct ga_plugin ga_plugin_state;
+
+/* Read the config file and plugstack arguments (config=PATH, key=value).
+ * REPORT: log problems as errors (slurmd) or quietly. */
+int ga_plugin_configure(int ac, char **av, bool loud);
+
+/* The option callback (every context). */
+int ga_plugin_option_cb(int val, const char *optarg, int remote);
+
+/* Local/allocator context (srun, sbatch, salloc). */
+int ga_local_option(const char *optarg);
+
+/* Remote context (slurmstepd). */
+void ga_remote_init(spank_t sp);
+int ga_remote_user_init(spank_t sp);
+int ga_remote_task_init(spank_t sp);
+int ga_remote_task_post_fork(spank_t sp);
+int ga_remote_task_exit(spank_t sp);
+int ga_remote_exit(spank_t sp);
+
+#endif

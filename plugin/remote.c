@@ -1,0 +1,532 @@
+/* slurmstepd: durable logs and capture for every task, verdict and one
+ * report per step.
+ *
+ * Order of events (SLURM-NOTES §5): init (root) creates the collector
+ * socket; user_init (euid = user) reads --gpualert; task_init (in each
+ * forked task, as the user, before exec) creates the log and starts the
+ * capture; task_exit (root, per task) gets the wait status, the cgroup
+ * OOM count and the helper's classifier state; exit (root, once) renders
+ * the report into the spool.  Nothing here may change the job's exit
+ * code, state or output: errors are logged to slurmd.log and the hooks
+ * return 0.
+ */
+#include "plugin.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <slurm/slurm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "artifacts.h"
+#include "capture.h"
+#include "classifier.h"
+#include "ga-config.h"
+#include "log.h"
+#include "logfile.h"
+#include "option.h"
+#include "report.h"
+#include "rules.h"
+#include "spool.h"
+
+struct task_rec {
+	uint32_t id;            /* global rank */
+	uint32_t local_id;
+	int wstatus;
+	bool exited;
+	int64_t start, end;
+	int oom_kills;
+};
+
+static struct {
+	bool active;
+	struct ga_alert alert;
+	struct ga_collector *coll;
+	uint32_t job_id, step_id;
+	uid_t uid;
+	gid_t gid;
+	char job[32], step[32];
+	char node[256], user[64], job_name[256];
+	char array_job[32], array_task[32];
+	char *command;
+	int64_t start;
+	struct task_rec *tasks;
+	size_t n, cap;
+	bool sched_queried;
+	enum ga_sched_state sched;
+} R;
+
+static void getenv_into(spank_t sp, const char *var, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (spank_getenv(sp, var, buf, (int)size) != ESPANK_SUCCESS)
+		buf[0] = '\0';
+}
+
+static struct task_rec *task_rec(uint32_t id)
+{
+	for (size_t i = 0; i < R.n; i++)
+		if (R.tasks[i].id == id)
+			return &R.tasks[i];
+	if (R.n == R.cap) {
+		size_t ncap = R.cap ? 2 * R.cap : 16;
+		struct task_rec *nt = realloc(R.tasks, ncap * sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		R.tasks = nt;
+		R.cap = ncap;
+	}
+	memset(&R.tasks[R.n], 0, sizeof(R.tasks[0]));
+	R.tasks[R.n].id = id;
+	return &R.tasks[R.n++];
+}
+
+static char *join_argv(int argc, char **argv)
+{
+	struct ga_buf b;
+
+	ga_buf_init(&b);
+	for (int i = 0; i < argc && argv[i] && b.len < 4096; i++) {
+		if (i)
+			ga_buf_putc(&b, ' ');
+		ga_buf_puts(&b, argv[i]);
+	}
+	return ga_buf_steal(&b);
+}
+
+/* slurm_spank_init, remote, root: the socket must exist before the tasks
+ * fork, and only root can enlarge its buffers (SO_SNDBUFFORCE) for big
+ * classifier states. */
+static void remote_init(spank_t sp)
+{
+	if (R.coll)
+		return;
+	if (spank_get_item(sp, S_JOB_UID, &R.uid) != ESPANK_SUCCESS)
+		return;
+	R.coll = ga_collector_create(geteuid() == 0, R.uid);
+	if (!R.coll)
+		ga_log(GA_LOG_ERROR, "gpualert: init: cannot create the collector "
+		       "socket: %s", strerror(errno));
+}
+
+int ga_remote_user_init(spank_t sp)
+{
+	struct ga_plugin *p = &ga_plugin_state;
+	char *optarg = NULL, err[512];
+	const char *value = NULL;
+	int argc = 0, rc;
+	char **argv = NULL;
+	struct passwd *pw;
+	static struct spank_option probe = { "gpualert", "MODE", "", 2, 0, NULL };
+
+	remote_init(sp);
+	R.start = time(NULL);
+	spank_get_item(sp, S_JOB_ID, &R.job_id);
+	spank_get_item(sp, S_JOB_STEPID, &R.step_id);
+	spank_get_item(sp, S_JOB_GID, &R.gid);
+	snprintf(R.job, sizeof(R.job), "%u", R.job_id);
+	if (R.step_id == SLURM_BATCH_SCRIPT)
+		snprintf(R.step, sizeof(R.step), "batch");
+	else
+		snprintf(R.step, sizeof(R.step), "%u", R.step_id);
+	getenv_into(sp, "SLURMD_NODENAME", R.node, sizeof(R.node));
+	if (!R.node[0])
+		gethostname(R.node, sizeof(R.node) - 1);
+	getenv_into(sp, "SLURM_JOB_NAME", R.job_name, sizeof(R.job_name));
+	getenv_into(sp, "SLURM_ARRAY_JOB_ID", R.array_job, sizeof(R.array_job));
+	getenv_into(sp, "SLURM_ARRAY_TASK_ID", R.array_task, sizeof(R.array_task));
+	getenv_into(sp, "SLURM_JOB_USER", R.user, sizeof(R.user));
+	if (!R.user[0] && (pw = getpwuid(R.uid)))
+		snprintf(R.user, sizeof(R.user), "%s", pw->pw_name);
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) == ESPANK_SUCCESS)
+		R.command = join_argv(argc, argv);
+
+	/* The value comes from the user's environment: check it again. */
+	if (spank_option_getopt(sp, &probe, &optarg) == ESPANK_SUCCESS)
+		value = optarg ? optarg : "email";
+	else if (p->opt_seen)
+		value = p->opt_value ? p->opt_value : "email";
+	rc = ga_alert_parse(value, &p->cfg, R.user, &R.alert, err, sizeof(err));
+	if (rc < 0) {
+		/* Bypassed the submission check: keep the logs and report,
+		 * and say once, to the user, that no mail will come. */
+		slurm_spank_log("gpualert: --gpualert: %s; this step gets durable "
+				"logs and a report but no notification",
+				err[0] ? err : "out of memory");
+		ga_alert_parse("log", &p->cfg, R.user, &R.alert, err, sizeof(err));
+	}
+	R.active = R.alert.mode != GA_MODE_OFF && R.coll;
+	if (!R.active && R.coll) {
+		ga_collector_destroy(R.coll);
+		R.coll = NULL;
+	}
+	return 0;
+}
+
+int ga_remote_task_init(spank_t sp)
+{
+	struct ga_plugin *p = &ga_plugin_state;
+	char path[PATH_MAX], cwd[PATH_MAX], logerr[PATH_MAX + 128];
+	const char *why = NULL, *cwhy = NULL;
+	struct ga_log_ids ids;
+	enum ga_capture_mode mode;
+	uint32_t gtid = 0;
+	int log_fd = -1, rc, argc = 0;
+	char **argv = NULL;
+
+	if (!R.active)
+		return 0;
+	spank_get_item(sp, S_TASK_GLOBAL_ID, &gtid);
+	{
+		const char *n = getenv("SLURMD_NODENAME");
+
+		if (n && *n)
+			snprintf(R.node, sizeof(R.node), "%s", n);
+	}
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), "/");
+	ids = (struct ga_log_ids){ R.job, R.step, gtid, R.user, R.job_name,
+				   R.node, cwd };
+	logerr[0] = '\0';
+	rc = ga_logfile_expand(p->cfg.log_pattern, &ids, path, sizeof(path), &why);
+	if (rc < 0) {
+		snprintf(logerr, sizeof(logerr), "log_pattern: %s", why);
+	} else {
+		log_fd = ga_logfile_open(path, p->cfg.log_file_mode);
+		if (log_fd < 0)
+			snprintf(logerr, sizeof(logerr), "cannot create %s: %s", path,
+				 strerror(-log_fd));
+	}
+	if (log_fd >= 0) {
+		struct ga_log_header h = {
+			R.job, R.step, gtid, R.node, R.user, 0, NULL,
+			time(NULL), GA_VERSION,
+		};
+
+		if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) == ESPANK_SUCCESS) {
+			h.argc = argc;
+			h.argv = argv;
+		}
+		rc = ga_logfile_write_header(log_fd, &h);
+		if (rc < 0)
+			snprintf(logerr, sizeof(logerr), "cannot write %s: %s", path,
+				 strerror(-rc));
+	}
+	if (logerr[0])
+		ga_log(GA_LOG_ERROR, "gpualert: task %u: %s", gtid, logerr);
+	{
+		struct ga_capture_opts o = {
+			.task_id = gtid,
+			.log_fd = log_fd,
+			.sock_fd = ga_collector_task_fd(R.coll),
+			.rules_dir = p->cfg.rules_dir,
+			.classify = true,
+			.tail_lines = p->cfg.tail_lines,
+			.max_rss = p->cfg.helper_max_rss,
+			.work_dir = cwd,
+			.log_error = logerr[0] ? logerr : NULL,
+		};
+
+		ga_capture_start(&o, &mode, &cwhy);
+	}
+	if (cwhy)
+		ga_log(GA_LOG_INFO, "gpualert: task %u: %s", gtid, cwhy);
+	if (log_fd >= 0)
+		close(log_fd);
+	return 0;
+}
+
+int ga_remote_task_post_fork(spank_t sp)
+{
+	uint32_t gtid;
+	struct task_rec *t;
+
+	if (!R.active || spank_get_item(sp, S_TASK_GLOBAL_ID, &gtid) != ESPANK_SUCCESS)
+		return 0;
+	t = task_rec(gtid);
+	if (t)
+		t->start = time(NULL);
+	return 0;
+}
+
+/* cgroup v1 task counter (SLURM-NOTES §8): not hierarchical, only the
+ * task's own cgroup counts its kills; absent file = 0. */
+static int read_oom_kills(uint32_t local_id)
+{
+	char path[PATH_MAX], line[128], host[256] = "";
+	const char *names[2] = { R.node, host };
+	int kills = 0;
+
+	gethostname(host, sizeof(host) - 1);
+	for (int i = 0; i < 2; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path),
+			 "/sys/fs/cgroup/memory/slurm_%s/uid_%u/job_%u/step_%s/task_%u/memory.oom_control",
+			 names[i], (unsigned)R.uid, R.job_id, R.step, local_id);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "oom_kill %d", &kills) == 1)
+				break;
+		fclose(f);
+		return kills;
+	}
+	return 0;
+}
+
+/* Once per step and node, and only after a signal death (FAIL_TIMEOUT is the
+ * reason "TimeLimit", 25, that SLURM-NOTES calls WAIT_TIME_LIMIT): one RPC to
+ * slurmctld (about 2 ms, SLURM-NOTES §7). */
+static void query_scheduler(void)
+{
+	job_info_msg_t *msg = NULL;
+
+	R.sched_queried = true;
+	if (slurm_load_job(&msg, R.job_id, SHOW_ALL) != 0 || !msg) {
+		ga_log(GA_LOG_INFO, "gpualert: task_exit: slurm_load_job(%u) failed",
+		       R.job_id);
+		return;
+	}
+	if (msg->record_count > 0) {
+		job_info_t *j = &msg->job_array[0];
+
+		switch (j->job_state & JOB_STATE_BASE) {
+		case JOB_TIMEOUT:
+			R.sched = GA_STATE_TIMEOUT;
+			break;
+		case JOB_CANCELLED:
+			R.sched = GA_STATE_CANCELLED;
+			break;
+		case JOB_PREEMPTED:
+			R.sched = GA_STATE_PREEMPTED;
+			break;
+		case JOB_NODE_FAIL:
+			R.sched = GA_STATE_NODE_FAIL;
+			break;
+		case JOB_DEADLINE:
+			R.sched = GA_STATE_DEADLINE;
+			break;
+		case JOB_OOM:
+			R.sched = GA_STATE_OUT_OF_MEMORY;
+			break;
+		default:
+			break;
+		}
+		if (j->state_reason == FAIL_TIMEOUT)
+			R.sched = GA_STATE_TIMEOUT;
+	}
+	slurm_free_job_info_msg(msg);
+}
+
+int ga_remote_task_exit(spank_t sp)
+{
+	struct ga_plugin *p = &ga_plugin_state;
+	uint32_t gtid = 0, ltid = 0;
+	struct task_rec *t;
+	int ws = 0;
+	double waited = 0;
+	char node[256];
+	struct ga_task_capture *tc;
+
+	if (!R.active)
+		return 0;
+	spank_get_item(sp, S_TASK_GLOBAL_ID, &gtid);
+	spank_get_item(sp, S_TASK_ID, &ltid);
+	spank_get_item(sp, S_TASK_EXIT_STATUS, &ws);
+	t = task_rec(gtid);
+	if (!t)
+		return 0;
+	/* SLURMD_NODENAME is in the job environment only once the tasks are
+	 * launched; user_init may have fallen back to the host name. */
+	getenv_into(sp, "SLURMD_NODENAME", node, sizeof(node));
+	if (node[0])
+		snprintf(R.node, sizeof(R.node), "%s", node);
+	t->local_id = ltid;
+	t->wstatus = ws;
+	t->exited = true;
+	t->end = time(NULL);
+	t->oom_kills = read_oom_kills(ltid);
+	/* Wait (bounded) for the helper: after the last task_exit Slurm
+	 * kills whatever is left in the step cgroup, helper included. */
+	tc = ga_collector_finish_task(R.coll, gtid, (int)p->cfg.drain_timeout_ms, &waited);
+	ga_log(GA_LOG_INFO, "gpualert: task_exit: task %u status 0x%x, waited %.1f ms "
+	       "for the capture (%s, %llu bytes, helper peak RSS %llu KiB)", gtid,
+	       (unsigned)ws, waited, tc && tc->have_state ? "state received" : "no state",
+	       tc ? (unsigned long long)tc->bytes : 0ULL,
+	       tc ? (unsigned long long)tc->helper_maxrss_kib : 0ULL);
+	if (WIFSIGNALED(ws) && !R.sched_queried && p->cfg.query_scheduler)
+		query_scheduler();
+	return 0;
+}
+
+static void fill_task(struct ga_task_report *tr, const struct task_rec *t,
+		      const struct ga_ruleset *rs)
+{
+	struct ga_plugin *p = &ga_plugin_state;
+	struct ga_task_capture *tc = ga_collector_task(R.coll, t->id);
+	struct ga_classifier *c = rs ? ga_classifier_create(rs) : NULL;
+	struct ga_status st;
+	char path[PATH_MAX];
+	const char *err = NULL;
+
+	tr->task_id = t->id;
+	tr->start_time = t->start ? t->start : R.start;
+	tr->end_time = t->end;
+	ga_report_set(&tr->node, R.node);
+	ga_status_from_wait(&st, t->wstatus);
+	st.oom_kills = t->oom_kills;
+	if (st.signal)
+		st.state = R.sched;
+	if (tc && tc->work_dir) {
+		struct ga_log_ids ids = { R.job, R.step, t->id, R.user, R.job_name,
+					  R.node, tc->work_dir };
+
+		if (ga_logfile_expand(p->cfg.log_pattern, &ids, path, sizeof(path), NULL) == 0)
+			ga_report_set(&tr->log_path, path);
+	}
+	if (!tc || !tc->started)
+		err = "the task never reported to gpualert";
+	else if (tc->error)
+		err = tc->error;
+	else if (tc->helper && !tc->have_state)
+		err = "the capture helper did not report (killed, or over its drain time)";
+	else if (tc->flags & GA_CAPTURE_F_LOG_LOST)
+		err = "writing the durable log failed (disk full?): the log is incomplete";
+	else if (tc->flags & GA_CAPTURE_F_STATE_BIG)
+		err = "the classifier state was too large to transfer";
+	else if (tc->flags & GA_CAPTURE_F_CLS_SKIPPED)
+		err = "output came faster than it could be classified: parts of it "
+		      "are in the log but were not classified";
+	if (err)
+		ga_report_set(&tr->capture_error, err);
+	if (c && tc && tc->have_state && tc->state && tc->state_len) {
+		const char *perr = NULL;
+
+		if (ga_classifier_read_state(c, tc->state, tc->state_len, &perr) < 0)
+			ga_log(GA_LOG_INFO, "gpualert: exit: task %u: bad state: %s",
+			       t->id, perr ? perr : "?");
+	}
+	if (c)
+		ga_classifier_finish(c, &st, &tr->verdict);
+	else
+		tr->verdict.status = st;
+	ga_classifier_destroy(c);
+}
+
+static void collect_files(const struct ga_report *r)
+{
+	struct ga_plugin *p = &ga_plugin_state;
+	const char *logs[64];
+	size_t n = 0;
+	char name[GA_SPOOL_NAME_MAX + 1];
+
+	if (ga_spool_report_name(r, name, sizeof(name)) < 0)
+		return;
+	/* The root task's log first: it is the one the reader needs. */
+	if (r->tasks[r->root_task].log_path)
+		logs[n++] = r->tasks[r->root_task].log_path;
+	for (size_t i = 0; i < r->n_tasks && n < 64; i++)
+		if ((long)i != r->root_task && r->tasks[i].log_path &&
+		    ga_status_failed(&r->tasks[i].verdict.status))
+			logs[n++] = r->tasks[i].log_path;
+	if (ga_artifacts_collect(p->cfg.spool_dir, name, R.uid, R.gid,
+				 r->work_dir ? r->work_dir : "/", logs, n,
+				 p->cfg.artifact_globs, p->cfg.attach_budget) < 0)
+		ga_log(GA_LOG_INFO, "gpualert: exit: step %s.%s: attachments not "
+		       "collected", R.job, R.step);
+}
+
+static double ms(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) * 1e3 +
+	       (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+int ga_remote_exit(spank_t sp)
+{
+	struct ga_plugin *p = &ga_plugin_state;
+	struct ga_ruleset *rs = NULL;
+	struct ga_report r;
+	struct timespec t0, t1, t2, t3;
+	int rc;
+
+	(void)sp;
+	if (!R.active)
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rs = ga_rules_load(p->cfg.rules_dir, NULL, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ga_report_init(&r);
+	ga_report_set(&r.origin, "slurm");
+	ga_report_set(&r.job_id, R.job);
+	ga_report_set(&r.step_id, R.step);
+	if (R.array_job[0]) {
+		ga_report_set(&r.array_job_id, R.array_job);
+		ga_report_set(&r.array_task_id, R.array_task);
+	}
+	ga_report_set(&r.job_name, R.job_name);
+	ga_report_set(&r.user, R.user);
+	r.uid = R.uid;
+	r.gid = R.gid;
+	ga_report_set(&r.node, R.node);
+	ga_report_set(&r.command, R.command);
+	ga_report_set(&r.mode, ga_mode_name(R.alert.mode));
+	for (size_t i = 0; i < R.alert.n_recipients; i++)
+		ga_report_add_recipient(&r, R.alert.recipients[i]);
+	r.start_time = R.start;
+	r.end_time = time(NULL);
+	r.sched_state = R.sched;
+	for (size_t i = 0; i < R.n; i++) {
+		struct ga_task_report *tr;
+		struct ga_task_capture *tc;
+
+		if (!R.tasks[i].exited || !(tr = ga_report_add_task(&r)))
+			continue;
+		fill_task(tr, &R.tasks[i], rs);
+		tc = ga_collector_task(R.coll, R.tasks[i].id);
+		if (!r.work_dir && tc && tc->work_dir)
+			ga_report_set(&r.work_dir, tc->work_dir);
+	}
+	ga_report_choose_root(&r);
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	/* Files for the mail (the full logs, the admin's globs), read as the
+	 * user in a forked child: only when a notification will be sent about
+	 * a failure, since it reads user files while the step completes. */
+	if (r.root_task >= 0 &&
+	    (R.alert.mode == GA_MODE_EMAIL || R.alert.mode == GA_MODE_WEBHOOK))
+		collect_files(&r);
+	rc = ga_spool_put_report(&p->cfg, &r);
+	if (rc < 0 && (R.alert.mode == GA_MODE_EMAIL || R.alert.mode == GA_MODE_WEBHOOK))
+		slurm_spank_log("gpualert: cannot queue the report for job %s step %s "
+				"(%s): no notification will be sent for it",
+				R.job, R.step, strerror(-rc));
+	clock_gettime(CLOCK_MONOTONIC, &t3);
+	ga_log(GA_LOG_INFO, "gpualert: exit: step %s.%s: %zu task(s), class %s, "
+	       "report %s in %.1f ms (rules %.1f, verdicts %.1f, spool %.1f)",
+	       R.job, R.step, r.n_tasks,
+	       ga_class_name(ga_report_class(&r)), rc < 0 ? "NOT spooled" : "spooled",
+	       ms(&t0, &t3), ms(&t0, &t1), ms(&t1, &t2), ms(&t2, &t3));
+	ga_report_finish(&r);
+	ga_ruleset_destroy(rs);
+out:
+	ga_collector_destroy(R.coll);
+	R.coll = NULL;
+	ga_alert_finish(&R.alert);
+	free(R.tasks);
+	free(R.command);
+	memset(&R, 0, sizeof(R));
+	return 0;
+}
+
+void ga_remote_init(spank_t sp)
+{
+	remote_init(sp);
+}

@@ -1,0 +1,330 @@
+/* common/capture: the task/helper/collector triangle without Slurm.
+ *
+ * Each case forks a "task" that sets its stdout/stderr to files (as
+ * slurmstepd does), starts the capture and execs /bin/sh; the test is the
+ * collector, like slurmstepd's task_exit. */
+#include "capture.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "classifier.h"
+#include "logfile.h"
+#include "rules.h"
+#include "tap.h"
+
+static char dir[256];
+static struct ga_collector *coll;
+static uint32_t next_task;
+
+struct run {
+	uint32_t task;
+	int status;
+	struct ga_task_capture *tc;
+	double waited;
+	double wall;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void path(char *buf, const char *name)
+{
+	snprintf(buf, PATH_MAX, "%s/%s", dir, name);
+}
+
+/* KILL_HELPER: SIGKILL the helper as soon as it announced itself. */
+static struct run run_task(const char *cmd, const char *out, const char *err,
+			   const char *log, bool kill_helper)
+{
+	struct run r = { .task = next_task++ };
+	char po[PATH_MAX], pe[PATH_MAX], pl[PATH_MAX];
+	double t0 = now();
+	pid_t pid;
+
+	path(po, out);
+	path(pe, err ? err : out);
+	path(pl, log);
+	pid = fork();
+	if (pid == 0) {
+		int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fe = err ? open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644) : fo;
+		int lf = ga_logfile_open(pl, 0600);
+		enum ga_capture_mode mode;
+		const char *why;
+		struct ga_capture_opts o = {
+			.task_id = r.task, .log_fd = lf,
+			.sock_fd = ga_collector_task_fd(coll),
+			.classify = true, .max_rss = 256u << 20, .work_dir = dir,
+		};
+
+		struct ga_log_header h = { "1", "0", r.task, "node", "user", 3,
+					   (char *[]){ "sh", "-c", (char *)cmd, NULL },
+					   time(NULL), "test" };
+
+		ga_logfile_write_header(lf, &h);
+		dup2(fo, 1);
+		dup2(fe, 2);
+		ga_capture_start(&o, &mode, &why);
+		close(lf);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (kill_helper) {
+		for (int i = 0; i < 200; i++) {
+			ga_collector_pump(coll, 10);
+			r.tc = ga_collector_task(coll, r.task);
+			if (r.tc && r.tc->started)
+				break;
+		}
+		/* After the task has been released (killing the helper
+		 * before that only makes the task run uncaptured). */
+		usleep(100 * 1000);
+		if (r.tc && r.tc->helper)
+			kill(r.tc->helper, SIGKILL);
+	}
+	while (waitpid(pid, &r.status, 0) < 0 && errno == EINTR)
+		;
+	r.tc = ga_collector_finish_task(coll, r.task, 5000, &r.waited);
+	r.wall = now() - t0;
+	return r;
+}
+
+static char *slurp(const char *name, size_t *len)
+{
+	char p[PATH_MAX];
+	char *text = NULL;
+
+	path(p, name);
+	if (ga_read_file(p, 1u << 30, &text, len) < 0)
+		return NULL;
+	return text;
+}
+
+static const char *verdict_class(const struct run *r)
+{
+	static char name[64];
+	struct ga_ruleset *rs = ga_rules_load(NULL, NULL, NULL);
+	struct ga_classifier *c = ga_classifier_create(rs);
+	struct ga_verdict v;
+	struct ga_status st;
+	const char *err;
+
+	ga_verdict_init(&v);
+	ga_status_from_wait(&st, r->status);
+	snprintf(name, sizeof(name), "(no state)");
+	if (r->tc && r->tc->have_state &&
+	    ga_classifier_read_state(c, r->tc->state, r->tc->state_len, &err) == 0) {
+		ga_classifier_finish(c, &st, &v);
+		snprintf(name, sizeof(name), "%s", ga_class_name(v.cls));
+	}
+	ga_verdict_finish(&v);
+	ga_classifier_destroy(c);
+	ga_ruleset_destroy(rs);
+	return name;
+}
+
+/* The log minus its header. */
+static const char *log_body(const char *log)
+{
+	const char *p = log ? strstr(log, GA_LOG_HEADER_END) : NULL;
+
+	return p ? p + strlen(GA_LOG_HEADER_END) : NULL;
+}
+
+static void test_large(void)
+{
+	size_t olen = 0, llen = 0, elen = 0;
+	struct ga_buf exp;
+	struct run r;
+	char *out, *log;
+	const char *body;
+
+	ga_buf_init(&exp);
+	for (int i = 1; i <= 1000000; i++)
+		ga_buf_printf(&exp, "%d\n", i);
+	ga_buf_puts(&exp, "LAST-LINE\n");
+	r = run_task("seq 1 1000000; echo LAST-LINE", "large.out", NULL, "large.log", false);
+	out = slurp("large.out", &olen);
+	log = slurp("large.log", &llen);
+	body = log_body(log);
+	elen = exp.len;
+	ok(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "1,000,000 lines: task exit 0");
+	ok(out && olen == elen && !memcmp(out, exp.data, elen),
+	   "1,000,000 lines: output byte-identical (%zu bytes)", olen);
+	ok(body && (size_t)(llen - (size_t)(body - log)) == elen && !memcmp(body, exp.data, elen),
+	   "1,000,000 lines: durable log = header + the same bytes");
+	ok(r.tc && r.tc->have_state && r.tc->bytes == elen,
+	   "helper reported %llu bytes", r.tc ? (unsigned long long)r.tc->bytes : 0ULL);
+	ok(r.tc && r.tc->mode == GA_CAPTURE_MERGED, "same file on fd 1 and 2: one pipe");
+	printf("# 1M lines: wall %.3f s, collector waited %.2f ms after exit\n", r.wall, r.waited);
+	free(out);
+	free(log);
+	ga_buf_finish(&exp);
+}
+
+static void test_binary(void)
+{
+	size_t a = 0, b = 0;
+	char *src, *out;
+	char cmd[PATH_MAX * 2];
+	char p[PATH_MAX];
+	struct run r;
+
+	path(p, "random.bin");
+	snprintf(cmd, sizeof(cmd), "head -c 20000000 /dev/urandom > '%s'", p);
+	(void)!system(cmd);
+	snprintf(cmd, sizeof(cmd), "cat '%s'", p);
+	r = run_task(cmd, "bin.out", NULL, "bin.log", false);
+	src = slurp("random.bin", &a);
+	out = slurp("bin.out", &b);
+	ok(src && out && a == b && !memcmp(src, out, a) && r.tc && r.tc->bytes == a,
+	   "20 MB of random bytes copied byte for byte");
+	free(src);
+	free(out);
+}
+
+static void test_merged_order(void)
+{
+	struct ga_buf exp;
+	size_t len = 0;
+	char *out;
+
+	ga_buf_init(&exp);
+	for (int i = 0; i < 300; i++)
+		ga_buf_printf(&exp, "o%d\ne%d\n", i, i);
+	run_task("i=0; while [ $i -lt 300 ]; do echo o$i; echo e$i >&2; i=$((i+1)); done",
+		 "merged.out", NULL, "merged.log", false);
+	out = slurp("merged.out", &len);
+	ok(out && len == exp.len && !memcmp(out, exp.data, len),
+	   "merged: stdout/stderr order preserved in the shared file");
+	free(out);
+	ga_buf_finish(&exp);
+}
+
+static void test_split(void)
+{
+	size_t lo = 0, le = 0, ll = 0;
+	char *o, *e, *l;
+	const char *body;
+	struct run r;
+	int lines_ok = 1;
+
+	r = run_task("i=0; while [ $i -lt 2000 ]; do echo out-line-$i; echo err-line-$i >&2; "
+		     "i=$((i+1)); done", "split.out", "split.err", "split.log", false);
+	o = slurp("split.out", &lo);
+	e = slurp("split.err", &le);
+	l = slurp("split.log", &ll);
+	body = log_body(l);
+	ok(r.tc && r.tc->mode == GA_CAPTURE_SPLIT, "different files: two pipes");
+	ok(o && e && !strstr(o, "err-") && !strstr(e, "out-") &&
+	   strstr(o, "out-line-1999\n") && strstr(e, "err-line-1999\n"),
+	   "split: stdout and stderr stay in their own files");
+	/* Every log line is a whole line of one stream. */
+	for (const char *p = body; p && *p && lines_ok;) {
+		const char *nl = strchr(p, '\n');
+
+		if (!nl || (strncmp(p, "out-line-", 9) && strncmp(p, "err-line-", 9)))
+			lines_ok = 0;
+		p = nl ? nl + 1 : NULL;
+	}
+	ok(body && lines_ok && ll - (size_t)(body - l) == lo + le,
+	   "split: the log has both streams, whole lines, nothing lost");
+	free(o);
+	free(e);
+	free(l);
+}
+
+static void test_background(void)
+{
+	size_t len = 0;
+	char *out;
+	struct run r = run_task("sleep 30 & echo bye", "bg.out", NULL, "bg.log", false);
+
+	out = slurp("bg.out", &len);
+	ok(r.tc && r.tc->have_state && r.waited < 1000,
+	   "a background child holding the pipe: drained in %.1f ms", r.waited);
+	ok(r.tc && (r.tc->flags & GA_CAPTURE_F_DRAINED), "reported as drained");
+	ok(out && !strcmp(out, "bye\n"), "its output arrived");
+	free(out);
+	(void)!system("pkill -x -f 'sleep 30' 2>/dev/null");
+}
+
+static void test_fast_exit(void)
+{
+	struct run r = run_task("exec /nonexistent/program", "exec.out", NULL, "exec.log", false);
+	size_t len = 0;
+	char *log = slurp("exec.log", &len);
+
+	ok(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 127, "exec failure: status 127");
+	ok(log && strstr(log, GA_LOG_HEADER_END) && strstr(log, "nonexistent"),
+	   "exec failure: the log has the header and the shell's message");
+	ok(r.tc && r.tc->have_state, "exec failure: state arrived");
+	free(log);
+}
+
+static void test_classify(void)
+{
+	struct run r = run_task("echo step 1; echo 'RuntimeError: CUDA out of memory. "
+				"Tried to allocate 2.00 GiB' >&2; exit 1",
+				"oom.out", NULL, "oom.log", false);
+
+	ok(!strcmp(verdict_class(&r), "cuda_oom"), "classified through the helper's state: %s",
+	   verdict_class(&r));
+	r = run_task("echo fine", "ok.out", NULL, "ok.log", false);
+	ok(!strcmp(verdict_class(&r), "success"), "success: %s", verdict_class(&r));
+}
+
+static void test_helper_killed(void)
+{
+	struct run r = run_task("echo first; sleep 0.3; echo second; echo third",
+				"killed.out", NULL, "killed.log", true);
+
+	/* Documented behaviour: like tee(1) going away, the task's next
+	 * write gets SIGPIPE (srun: "Broken pipe", rc 141). */
+	ok(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGPIPE,
+	   "helper killed: the task's next write gets SIGPIPE (status 0x%x)", r.status);
+	ok(r.tc && r.tc->started && !r.tc->have_state && r.waited < 1000,
+	   "helper killed: the collector notices in %.1f ms, no state", r.waited);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(dir, sizeof(dir), "/tmp/ga-capture-XXXXXX");
+	if (!mkdtemp(dir))
+		skip_all("no temporary directory");
+	signal(SIGPIPE, SIG_DFL);
+	coll = ga_collector_create(false, getuid());
+	if (!coll)
+		skip_all("socketpair failed");
+	test_large();
+	test_binary();
+	test_merged_order();
+	test_split();
+	test_background();
+	test_fast_exit();
+	test_classify();
+	test_helper_killed();
+	ga_collector_destroy(coll);
+	{
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		(void)!system(cmd);
+	}
+	return tap_done();
+}

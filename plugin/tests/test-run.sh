@@ -1,0 +1,38 @@
+#!/bin/bash
+# gpualert run: exit status passthrough, durable log, spooled verdict.
+GA=$1
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+printf '[general]\nspool_dir=%s/spool\ndefault_mode=log\n' "$T" >"$T/conf"
+n=0; fails=0
+check() { local w=$1; shift; n=$((n+1)); if "$@"; then echo "ok $n - $w"; else fails=$((fails+1)); echo "not ok $n - $w"; fi; }
+run() { "$GA" run --config "$T/conf" --log "$T/$1.log" -- "${@:2}"; }
+cls() { python3 -c 'import json,sys,glob
+r=[json.load(open(f)) for f in glob.glob(sys.argv[1]+"/spool/new/*.json")]
+r=[x for x in r if x["tasks"][0]["log_path"].endswith("/"+sys.argv[2]+".log")]
+print(r[0]["class"] if r else "none")' "$T" "$1"; }
+
+out=$(run ok sh -c 'echo hello; echo world >&2' 2>&1); rc=$?
+check "exit 0 passes through" [ $rc = 0 ]
+check "output unchanged" [ "$out" = "$(printf 'hello\nworld')" ]
+check "log has the header, then the output" bash -c "head -1 '$T/ok.log' | grep -q '^# gpualert' && tail -2 '$T/ok.log' | grep -q world"
+check "verdict success" [ "$(cls ok)" = success ]
+run three sh -c 'echo "ModuleNotFoundError: No module named foo" >&2; exit 3' 2>/dev/null; rc=$?
+check "exit 3 passes through" [ $rc = 3 ]
+check "verdict import_error" [ "$(cls three)" = import_error ]
+run segv sh -c 'kill -SEGV $$' 2>/dev/null; rc=$?
+check "killed by SIGSEGV: 139" [ $rc = 139 ]
+check "verdict segfault" [ "$(cls segv)" = segfault ]
+run nox /nonexistent/cmd 2>/dev/null; rc=$?
+check "missing command: 127" [ $rc = 127 ]
+check "missing command: its log exists with the reason" grep -q 'cannot execute /nonexistent/cmd' "$T/nox.log"
+out=$(seq 1 1000000 | md5sum); got=$(run big seq 1 1000000 | md5sum)
+check "1,000,000 lines byte-identical" [ "$out" = "$got" ]
+"$GA" run --mode 'email:a b@c' -- true 2>/dev/null; rc=$?
+check "bad --mode: usage error 2" [ $rc = 2 ]
+out=$("$GA" run --config "$T/conf" --mode off -- sh -c 'echo off'); rc=$?
+check "--mode off: plain exec" [ $rc = 0 -a "$out" = off ]
+printf '[general]\nspool_dir=/nonexistent/spool\n' >"$T/bad"
+out=$("$GA" run --config "$T/bad" --log "$T/x.log" -- sh -c 'echo still; exit 5' 2>/dev/null); rc=$?
+check "spool missing: the command's status and output are unchanged" [ $rc = 5 -a "$out" = still ]
+echo "1..$n"
+[ $fails = 0 ]

@@ -1,0 +1,289 @@
+#!/bin/bash
+# tests/slurm/test-plugin.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
+#
+# Integration test of the SPANK plugin against real Slurm: two throwaway
+# two-node labs run side by side, identical except that lab "on" loads
+# gpualert.so and lab "off" does not.  The same jobs (one per failure mode
+# a CPU machine can produce) are submitted to both in the same order, so
+# job ids match; then for every job we assert:
+#   - same exit code and state (scontrol show job, sacct -c / jobcomp);
+#   - byte-identical output (after mapping the labs' node names);
+#   - on: a durable log with its header first, holding the job's output;
+#   - on: the spooled report's verdict.
+# Needs root, Debian's slurm packages, cgroup v1.  Prints TAP.
+set -u
+SO=$(realpath "$1"); BIN=$(realpath "$2"); BASE=${3:-18840}
+HERE=$(cd "$(dirname "$0")" && pwd)
+LABSH=$HERE/lab.sh
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 77; }
+for b in slurmctld slurmd srun; do
+    command -v $b >/dev/null || { echo "1..0 # SKIP $b not installed"; exit 77; }
+done
+[ -e /sys/fs/cgroup/memory/cgroup.procs ] || { echo "1..0 # SKIP no cgroup v1 memory controller"; exit 77; }
+
+ROOT=$(mktemp -d /tmp/ga-it.XXXXXX)
+chmod 755 "$ROOT"
+declare -A PORT=([on]=$BASE [off]=$((BASE + 10)))
+declare -A TINY=([on]=$ROOT/on-tiny [off]=$ROOT/off-tiny)
+cleanup() {
+    for s in on off; do
+        GPUALERT_LAB=$ROOT/$s "$LABSH" stop >/dev/null 2>&1
+        mountpoint -q "$ROOT/$s-tiny" && umount "$ROOT/$s-tiny"
+    done
+    [ -n "${KEEP:-}" ] || rm -rf "$ROOT"
+}
+trap cleanup EXIT
+n=0; fails=0
+ok()   { n=$((n+1)); echo "ok $n - $*"; }
+nok()  { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+
+start_lab() {   # $1 = on|off
+    local s=$1 L=$ROOT/$1
+    GPUALERT_LAB=$L GPUALERT_LAB_PORT=${PORT[$s]} GPUALERT_LAB_NODES=2 GPUALERT_LAB_CGROUP=1 \
+        GPUALERT_LAB_CPUS=12 GPUALERT_LAB_MEM=6000 "$LABSH" start >"$ROOT/$s-start.log" 2>&1 \
+        || { echo "# lab $s failed to start:"; sed 's/^/#   /' "$ROOT/$s-start.log"; return 1; }
+    mkdir -p "${TINY[$s]}" && mount -t tmpfs -o size=1m,mode=1777 tmpfs "${TINY[$s]}"
+    if [ "$s" = on ]; then
+        install -d -m 0700 "$L/gaspool"
+        install -m 0755 "$SO" "$L/gpualert.so"      # a new inode, never in place
+        printf '[general]\nspool_dir=%s/gaspool\ndefault_mode=log\ndrain_timeout_ms=5000\n' "$L" >"$L/gpualert.conf"
+        chmod 644 "$L/gpualert.conf"
+        echo "optional $L/gpualert.so config=$L/gpualert.conf" >"$L/etc/plugstack.conf.d/gpualert.conf"
+    fi
+}
+
+echo "# labs under $ROOT"
+start_lab on & start_lab off & wait
+for s in on off; do [ -s "$ROOT/$s/etc/lab.env" ] || { echo "1..0 # SKIP lab $s did not start"; exit 1; }; done
+
+# ------------------------------------------------------------------ the jobs
+# name | kind (batch|srun) | extra options | command | expected class
+JOBS=$ROOT/jobs.tsv
+cat >"$JOBS" <<'EOT'
+success	batch	-N1	echo starting; seq 1 1000; echo done	success
+pyexc	batch	-N1	python3 -c 'import sys; print("epoch 1"); sys.stdout.flush(); raise ValueError("bad shape (3, 4)")'	code_error
+import	batch	-N1	python3 -c 'import torch_not_installed_here'	import_error
+missing	batch	-N1	python3 -c 'open("/nonexistent/dataset/train.csv")'	io_error
+perm	batch	-N1	python3 -c 'open("/etc/shadow")'	io_error
+diskfull	batch	-N1	echo writing checkpoint; dd if=/dev/zero of=@TINY@/ckpt.bin bs=64k count=100 2>&1; exit 1	disk_full
+hostoom	batch	-N1 --mem=100M	echo allocating; python3 -c 'x = b"x" * 400000000; print(len(x))'	host_oom
+segv	batch	-N1	python3 -c 'import ctypes; print("about to crash", flush=True); ctypes.string_at(0)'	segfault
+abort	batch	-N1	python3 -c 'import os; print("aborting", flush=True); os.abort()'	segfault
+nan	batch	-N1	python3 -c 'import math; [print(f"step {i} loss {1.0/(5-i) if i<5 else math.nan}", flush=True) for i in range(7)]; raise FloatingPointError("Loss is nan, stopping training")'	nan
+bigbatch	batch	-N1	seq 1 1000000; echo LAST-LINE	success
+timelimit	batch	-N1 --time=1	echo sleeping; sleep 300	time_limit
+scancel	batch	-N1	echo waiting; sleep 300	cancelled
+execfail	srun	-N1	/nonexistent/train.bin --epochs 3	*
+bigsrun	srun	-N1 -n2	bash -c 'seq 1 1000000; echo LAST-LINE-$SLURM_PROCID'	success
+bgchild	srun	-N1	bash -c 'sleep 30 & echo bye'	success
+twonode	srun	-N2 -n2	bash -c 'if [ $SLURM_PROCID = 1 ]; then echo "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"; exit 1; fi; sleep 4; echo "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7) ran for 600000 milliseconds"; exit 1'	cuda_oom
+EOT
+
+submit() {  # $1=lab $2=name $3=kind $4=opts $5=cmd
+    local s=$1 name=$2 kind=$3 opts=$4 cmd=${5//@TINY@/${TINY[$1]}} L=$ROOT/$1
+    local J=$L/jobs
+    . "$L/etc/lab.env"
+    export SLURM_CONF=$L/etc/slurm.conf
+    if [ "$kind" = batch ]; then
+        printf '#!/bin/bash\n%s\n' "$cmd" >"$J/$name.sh"; chmod 755 "$J/$name.sh"
+        runuser -u labuser -- sbatch --parsable -D "$J" -J "$name" -o "$J/$name.out" \
+            $opts "$J/$name.sh" >"$J/$name.jobid" 2>"$J/$name.submit-err"
+    else
+        ( cd "$J" && t0=$(date +%s.%N)
+          eval "runuser -u labuser -- srun -J $name $opts $cmd" >"$J/$name.out" 2>"$J/$name.err"
+          echo $? >"$J/$name.rc"; echo "$(date +%s.%N) - $t0" | bc >"$J/$name.secs" ) &
+        sleep 0.3
+    fi
+}
+
+T0=$(date +%s)
+while IFS=$'\t' read -r name kind opts cmd class; do
+    for s in on off; do submit $s "$name" "$kind" "$opts" "$cmd"; done
+done <"$JOBS"
+
+# scancel after a few seconds
+sleep 4
+for s in on off; do
+    SLURM_CONF=$ROOT/$s/etc/slurm.conf scancel "$(cat $ROOT/$s/jobs/scancel.jobid)"
+done
+wait    # the srun jobs
+
+# wait for every batch job to finish (time limit: ~90 s)
+for s in on off; do
+    export SLURM_CONF=$ROOT/$s/etc/slurm.conf
+    for i in $(seq 1 300); do
+        [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break
+        sleep 1
+    done
+done
+echo "# all jobs finished after $(( $(date +%s) - T0 )) s"
+
+# preemption: one low job, then a high one that needs the node's CPUs
+for s in on off; do
+    export SLURM_CONF=$ROOT/$s/etc/slurm.conf; J=$ROOT/$s/jobs
+    printf '#!/bin/bash\necho low priority work; sleep 300\n' >"$J/preempt.sh"; chmod 755 "$J/preempt.sh"
+    runuser -u labuser -- sbatch --parsable -D "$J" -J preempt -o "$J/preempt.out" -p low \
+        -w "ga${PORT[$s]}n1" -c 12 "$J/preempt.sh" >"$J/preempt.jobid"
+done
+sleep 3
+for s in on off; do
+    export SLURM_CONF=$ROOT/$s/etc/slurm.conf; J=$ROOT/$s/jobs
+    runuser -u labuser -- sbatch --parsable -D "$J" -J preemptor -o "$J/preemptor.out" -p high \
+        -w "ga${PORT[$s]}n1" -c 12 --wrap 'echo high' >"$J/preemptor.jobid"
+done
+for s in on off; do
+    export SLURM_CONF=$ROOT/$s/etc/slurm.conf
+    for i in $(seq 1 60); do [ -z "$(squeue -h -o %i)" ] && break; sleep 1; done
+done
+printf 'preempt\tbatch\t-N1\t-\tcancelled\n' >>"$JOBS"
+echo "# including preemption: $(( $(date +%s) - T0 )) s"
+
+# ------------------------------------------------------------------ checks
+job_field() {  # lab jobid field
+    SLURM_CONF=$ROOT/$1/etc/slurm.conf scontrol show job "$2" 2>/dev/null |
+        tr ' ' '\n' | sed -n "s/^$3=//p" | head -1
+}
+jobcomp() {    # lab jobid -> "STATE EXIT"
+    SLURM_CONF=$ROOT/$1/etc/slurm.conf sacct -c -n -j "$2" -o State,ExitCode 2>/dev/null | awk 'NR==1{print $1, $2}'
+}
+# what legitimately differs between the two labs: node names, lab paths,
+# pids in bash's job messages, timestamps and dd's speed
+norm() { sed -e "s/ga${PORT[on]}n/gaNODEn/g; s/ga${PORT[off]}n/gaNODEn/g" \
+             -e 's/AT [0-9T:-]*/AT <time>/g' \
+             -e "s#$ROOT/on#LAB#g; s#$ROOT/off#LAB#g" \
+             -e 's/^\(.*: line [0-9]*: *\)[0-9]* /\1PID /' \
+             -e 's/copied, .*/copied, <speed>/' "$1"; }
+
+while IFS=$'\t' read -r name kind opts cmd class; do
+    ON=$ROOT/on/jobs OFF=$ROOT/off/jobs
+    if [ "$kind" = batch ]; then
+        jon=$(cat $ON/$name.jobid) joff=$(cat $OFF/$name.jobid)
+        son="$(job_field on $jon JobState) $(job_field on $jon ExitCode)"
+        soff="$(job_field off $joff JobState) $(job_field off $joff ExitCode)"
+        check "$name: state and exit code unchanged (on: $son, off: $soff)" [ "$son" = "$soff" ]
+        con=$(jobcomp on $jon) coff=$(jobcomp off $joff)
+        check "$name: sacct -c unchanged (on: $con, off: $coff)" [ "$con" = "$coff" -a -n "$con" ]
+        step=batch; jid=$jon
+    else
+        check "$name: srun exit status unchanged (on: $(cat $ON/$name.rc), off: $(cat $OFF/$name.rc))" \
+            [ "$(cat $ON/$name.rc)" = "$(cat $OFF/$name.rc)" ]
+        step=0
+        jid=$(SLURM_CONF=$ROOT/on/etc/slurm.conf sacct -c -n -o JobID,JobName 2>/dev/null | awk -v n="$name" '$2==n{print $1}' | tail -1)
+        [ -n "$jid" ] || jid=$(grep -l "\"job_name\":\"$( [ $name = execfail ] && echo train.bin || echo bash)\"" $ROOT/on/gaspool/new/*.json 2>/dev/null | head -1 | xargs -r basename | cut -d. -f1)
+        check "$name: srun stderr unchanged" cmp -s <(norm $ON/$name.err | sort) <(norm $OFF/$name.err | sort)
+    fi
+    if [ "$name" = bigsrun ]; then
+        # two tasks through srun: line order between tasks is not defined
+        check "$name: srun stdout unchanged (as a multiset of lines)" \
+            cmp -s <(sort $ON/$name.out) <(sort $OFF/$name.out)
+        check "$name: 2,000,002 lines, both last lines" \
+            [ "$(wc -l <$ON/$name.out)" = 2000002 -a "$(grep -c LAST-LINE- $ON/$name.out)" = 2 ]
+    else
+        check "$name: output byte-identical" cmp -s <(norm $ON/$name.out) <(norm $OFF/$name.out)
+    fi
+    # durable logs of this job: header first, then the task's own bytes
+    logs=$(ls $ON/gpualert-$jid.$step.*.log 2>/dev/null)
+    check "$name: durable log(s) present for job $jid step $step" [ -n "$logs" ]
+    for log in $logs; do
+        check "$name: $(basename $log) starts with its header" \
+            bash -c "head -1 '$log' | grep -q '^# gpualert ' && grep -q '^# ---- output ----\$' '$log'"
+        check "$name: $(basename $log) owned by labuser, mode 600" \
+            [ "$(stat -c %U:%a $log)" = labuser:600 ]
+    done
+    if [ "$kind" = batch ] && [ -n "$logs" ]; then
+        # the log = the .out minus what slurmstepd itself writes there
+        check "$name: log body = job output (minus slurmstepd's own lines)" \
+            cmp -s <(sed '1,/^# ---- output ----$/d' $logs) <(grep -v '^slurmstepd' $ON/$name.out)
+    fi
+    if [ "$name" = bigsrun ]; then
+        for log in $logs; do
+            check "$name: $(basename $log) has all 1,000,001 lines" \
+                [ "$(sed '1,/^# ---- output ----$/d' $log | wc -l)" = 1000001 ]
+        done
+    fi
+    reps=$(ls $ROOT/on/gaspool/new/$jid.$step.*.json 2>/dev/null)
+    if [ -z "$reps" ]; then nok "$name: report spooled"; continue; fi
+    # One report per step and node (each node's slurmstepd writes its
+    # own); across nodes the root cause is the failing task that ended
+    # first, as ga_report_choose_root does within one report.
+    got=$(python3 - $reps <<'EOP'
+import json, sys
+best = None
+for f in sys.argv[1:]:
+    r = json.load(open(f))
+    if r["root_task"] is not None and r["root_task"] >= 0:
+        t = r["tasks"][r["root_task"]]
+        key = (t["end_time"], t["task_id"])
+        if best is None or key < best[0]:
+            best = (key, r["class"], t["task_id"])
+if best is None:
+    best = (None, json.load(open(sys.argv[1]))["class"], -1)
+print(best[1], best[2])
+EOP
+)
+    root_rank=${got#* }; got=${got% *}
+    if [ "$class" = '*' ]; then
+        check "$name: verdict is a failure ($got)" [ "$got" != success ]
+    else
+        check "$name: verdict $class (got $got)" [ "$got" = "$class" ]
+    fi
+    if [ "$name" = twonode ]; then
+        check "$name: root cause is rank 1, which failed first (got rank $root_rank)" [ "$root_rank" = 1 ]
+        check "$name: one report per node" [ "$(ls $ROOT/on/gaspool/new/$jid.$step.*.json | wc -l)" = 2 ]
+    fi
+done <"$JOBS"
+
+bon=$(cat $ROOT/on/jobs/bgchild.secs) boff=$(cat $ROOT/off/jobs/bgchild.secs)
+check "bgchild: a background child holding stdout does not stall the step (on ${bon}s, off ${boff}s)" \
+    [ "$(echo "$bon < $boff + 2" | bc)" = 1 ]
+# the option is rejected at submission, with a message
+export SLURM_CONF=$ROOT/on/etc/slurm.conf
+out=$(cd $ROOT/on/jobs && runuser -u labuser -- srun --gpualert='email:x y@example.org' true 2>&1); rc=$?
+check "bad --gpualert rejected at submission (rc $rc)" [ $rc != 0 ]
+check "bad --gpualert: clear message" grep -q "is not a plain mail address" <<<"$out"
+out=$(cd $ROOT/on/jobs && runuser -u labuser -- sbatch --gpualert=mail --wrap true 2>&1); rc=$?
+check "bad --gpualert rejected by sbatch too (rc $rc)" [ $rc != 0 ]
+check "srun --help lists --gpualert" bash -c "SLURM_CONF=$SLURM_CONF srun --help | grep -q -- --gpualert"
+# --gpualert=off: no log, no report
+before=$(ls $ROOT/on/gaspool/new | wc -l)
+(cd $ROOT/on/jobs && runuser -u labuser -- srun -J offjob --gpualert=off true)
+sleep 1
+check "--gpualert=off: no report" [ "$(ls $ROOT/on/gaspool/new | wc -l)" = "$before" ]
+# srun returns before slurmstepd's slurm_spank_exit writes the report
+report_of() {   # job name -> report path, waiting up to 10 s
+    local r i
+    for i in $(seq 1 100); do
+        r=$(grep -l "\"job_name\":\"$1\"" $ROOT/on/gaspool/new/*.json 2>/dev/null | head -1)
+        [ -n "$r" ] && { echo "$r"; return 0; }
+        sleep 0.1
+    done
+    echo /dev/null
+}
+# email mode: owner as recipient, the failing log attached in the spool
+(cd $ROOT/on/jobs && runuser -u labuser -- srun -J mailjob --gpualert=email \
+    bash -c 'echo "RuntimeError: CUDA out of memory. Tried to allocate 1 GiB"; exit 1' >/dev/null 2>&1)
+rep=$(report_of mailjob)
+check "email: report with the owner as recipient" python3 -c '
+import json,sys; r=json.load(open(sys.argv[1])); sys.exit(not (r["mode"]=="email" and r["recipients"]==["labuser@localhost"] and r["class"]=="cuda_oom"))' "${rep:-/dev/null}"
+check "email: the failing task's log collected into att/" bash -c "ls $ROOT/on/gaspool/att/$(basename "${rep:-x}" .json)/ 2>/dev/null | grep -q ."
+# a value that bypassed the submission check (set in the environment):
+# the job runs unchanged, the user is told once, the report says log
+out=$(cd $ROOT/on/jobs && _SLURM_SPANK_OPTION_gpualert_gpualert='email:x@evil.example' \
+      runuser -u labuser -- srun -J bypass bash -c 'echo fine' 2>&1); rc=$?
+check "bypassed option: job unchanged (rc $rc)" [ $rc = 0 ]
+check "bypassed option: one line to the user" grep -q "no notification" <<<"$out"
+# an sbatch value reaches the steps of the script
+(cd $ROOT/on/jobs && runuser -u labuser -- sbatch -Q --wait -J outer --gpualert=email \
+    -o /dev/null --wrap 'srun -J inner bash -c "exit 2"; srun -J inner2 --gpualert=log true' >/dev/null 2>&1)
+check "sbatch --gpualert=email reaches its srun steps" grep -q '"mode":"email"' "$(report_of inner)"
+check "a step's own --gpualert wins" grep -q '"mode":"log"' "$(report_of inner2)"
+# a working directory the user cannot write: no durable log, job unchanged
+out=$(cd / && runuser -u labuser -- srun -J rodir -D / bash -c 'echo fine; exit 4' 2>/dev/null); rc=$?
+check "unwritable work dir: output and exit code unchanged (rc $rc)" [ $rc = 4 -a "$out" = fine ]
+rep=$(report_of rodir)
+check "unwritable work dir: report says why there is no log" grep -q 'cannot create' "${rep:-/dev/null}"
+grep -h 'gpualert: exit' $ROOT/on/log/slurmd*.log | sed -n 's/.*report spooled in \([0-9.]*\) ms.*/\1/p' |
+    sort -n | awk '{a[NR]=$1} END {if (NR) printf "# slurm_spank_exit report time: median %s ms, max %s ms over %d steps\n", a[int((NR+1)/2)], a[NR], NR}'
+echo "1..$n"
+[ $fails = 0 ]
