@@ -378,8 +378,19 @@ void ga_spool_claim_name(const struct ga_spool_group *g, char *out,
 {
 	uint64_t h = UINT64_C(0xcbf29ce484222325);
 
-	for (size_t i = 0; i < g->n_names; i++) {
-		for (const char *c = g->names[i]; *c; c++) {
+	/* The names alone repeat when a cluster reuses job ids (a wiped
+	 * slurmctld state restarts them): the newest mtime tells that job
+	 * from its namesake already in sent.log.  The claim name is fixed
+	 * once the reports move into out/CLAIM, so retries keep it. */
+	for (size_t i = 0; i <= g->n_names; i++) {
+		char mtime[24];
+		const char *c = g->names[i < g->n_names ? i : 0];
+
+		if (i == g->n_names) {
+			snprintf(mtime, sizeof(mtime), "%" PRId64, g->newest);
+			c = mtime;
+		}
+		for (; *c; c++) {
 			h ^= (unsigned char)*c;
 			h *= UINT64_C(0x100000001b3);
 		}

@@ -108,8 +108,10 @@ bool ga_spool_group_due(const struct ga_spool_group *g, int64_t now,
 			unsigned quiet);
 
 /* The claim name of G: "<key>.<16 hex digits>", the hex being a 64-bit
- * FNV-1a hash of the sorted report names, so the same set of reports
- * always gets the same claim (and Message-ID) whatever crashes happen. */
+ * FNV-1a hash of the sorted report names and the newest report's mtime,
+ * so the same set of reports always gets the same claim (and Message-ID)
+ * whatever crashes happen, while a later job that reuses a job id (a
+ * wiped slurmctld state) does not look already sent. */
 void ga_spool_claim_name(const struct ga_spool_group *g, char *out,
 			 size_t size);
 

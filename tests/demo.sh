@@ -44,6 +44,7 @@ sink_pid=$!
 
 # The admin's part: the plugin, its settings and one plugstack line.
 spool=$GPUALERT_LAB/gpualert-spool
+rm -rf "$spool"
 install -d -m 0755 "$spool"
 install -m 0755 "$build/plugin/gpualert.so" "$GPUALERT_LAB/gpualert.so"
 cat >"$GPUALERT_LAB/gpualert.conf" <<CONF

@@ -39,15 +39,14 @@ job_nan() {
 #!/bin/bash
 #SBATCH --job-name=lm-finetune
 /usr/bin/python3 - <<'EOF_PY'
-import math
+# A learning rate far too high: the weight grows ~600x per step until the
+# loss overflows to inf and then nan; the loop runs on and exits 0.
 w, lr = 1.0, 3.0
-for step in range(1, 40):
-    loss = (w * 10.0) ** 2
-    grad = 2 * w * 100.0
-    w -= lr * grad
-    if math.isinf(loss):
-        loss = float("nan")
-    print(f"step {step:3d} | loss {loss:.4f} | lr {lr}", flush=True)
+for step in range(1, 131):
+    loss = w * w * 100.0
+    w -= lr * 200.0 * w
+    if step % 10 == 0 or loss != loss:
+        print(f"step {step:3d} | loss {loss:.4g} | lr {lr}", flush=True)
 print("training finished")
 EOF_PY
 PY

@@ -144,6 +144,11 @@ int main(void)
 		ga_spool_claim_name(g5, claim2, sizeof(claim2));
 		ok(!strcmp(claim, claim2) && !strncmp(claim, "5.", 2) &&
 		   strlen(claim) == 18, "claim name stable: %s", claim);
+		g5->newest += 3600;     /* job id 5 reused an hour later */
+		ga_spool_claim_name(g5, claim2, sizeof(claim2));
+		g5->newest -= 3600;
+		ok(strcmp(claim, claim2) != 0,
+		   "a reused job id gets another claim: %s", claim2);
 		ok(ga_spool_claim(root, g5, claim) == 0, "claim");
 		snprintf(p, sizeof(p), "out/%s/5.0.a.json", claim);
 		ok(exists(p) && !exists("new/5.0.a.json") &&
