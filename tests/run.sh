@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 ./tests/install-deps.sh
 
 build=${BUILD_DIR:-build-test}
-opts=(-Dwerror=true -Dintegration_tests=enabled)
+opts=(-Dwerror=true -Dplugin=enabled -Dintegration_tests=enabled)
 if [ "${SANITIZE:-0}" = 1 ]; then
 	opts+=(-Db_sanitize=address,undefined -Db_lundef=false)
 fi
@@ -32,5 +32,5 @@ if [ "$fuzz" != 0 ] && [ -x tests/fuzz/run.sh ]; then
 	tests/fuzz/run.sh "$fuzz" || status=1
 fi
 
-python3 tests/summary.py "$build" || status=1
+python3 tests/summary.py --no-skip integration "$build" || status=1
 exit "$status"
