@@ -12,6 +12,8 @@
 #include "prefilter.h"
 
 #define HITS_PER_RULE 3
+/* Below this priority a rule's evidence is too weak for "also seen". */
+#define WEAK_PRIORITY 20
 #define DEFAULT_TAIL_LINES 60
 #define DEFAULT_TAIL_BYTES (16 * 1024)
 #define TAIL_BYTES_MAX (1024 * 1024)
@@ -692,8 +694,10 @@ int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 			const struct ga_rule *r = ga_ruleset_rule(c->rs, i);
 			uint64_t line;
 
+			/* The weakest evidence (a bare traceback header, a bare
+			 * errno string) is listed only when it decides. */
 			if ((int)ga_rule_class(r) != cls || !ga_rule_has_patterns(r) ||
-			    !c->recs[i].n)
+			    !c->recs[i].n || ga_rule_priority(r) < WEAK_PRIORITY)
 				continue;
 			line = c->recs[i].hits[0].line;
 			if (line < first_line) {

@@ -40,7 +40,9 @@ struct ga_verdict {
 	/* The lines that decided it: the deciding class's evidence, by line. */
 	struct ga_evidence evidence[GA_EVIDENCE_MAX];
 	size_t n_evidence;
-	/* The first occurrence of every other class with evidence, by line. */
+	/* The first occurrence of every other class with evidence (rules of
+	 * priority 20 and up: the weakest evidence is shown only when it
+	 * decides), by line. */
 	struct ga_evidence others[GA_CLASS_COUNT];
 	size_t n_others;
 	struct ga_status status;
