@@ -111,7 +111,8 @@ static uint64_t count_newlines(const char *p, size_t n)
  * at most GA_SEGMENT_MAX bytes unless some window of GA_SEGMENT_MAX + 1
  * bytes has no terminator, so only such windows are looked at closely;
  * the rest costs one backward search per 4 KiB and a newline count. */
-static void bulk(struct ga_linereader *r, const char *p, const char *stop)
+static void __attribute__((nonnull))
+bulk(struct ga_linereader *r, const char *p, const char *stop)
 {
 	const char *region = p, *q = p;
 	uint64_t region_line = r->line;
@@ -152,7 +153,7 @@ void ga_linereader_feed(struct ga_linereader *r, const char *data, size_t len)
 {
 	const char *p = data, *end = data + len;
 
-	if (len == 0)
+	if (!data || len == 0)
 		return;
 	r->bytes += len;
 	r->last = (unsigned char)data[len - 1];

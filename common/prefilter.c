@@ -319,6 +319,8 @@ static void flush(struct scan *sc, size_t limit)
 		else if (r > start + 1 && r > sc->floor)
 			sc->floor = r;
 	}
+	if (done == 0)
+		return; /* also: nothing pending, v may be NULL */
 	memmove(sc->pend.v, sc->pend.v + done,
 		(sc->pend.n - done) * sizeof(*sc->pend.v));
 	sc->pend.n -= done;
@@ -368,9 +370,11 @@ void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
 
 	if (len < GA_PREFILTER_MIN_LITERAL)
 		return;
-	while (i + 3 <= len && !sc.stop) {
+	while (!sc.stop) {
 		if (sc.floor > i)
 			i = sc.floor & ~(size_t)(STRIDE - 1);
+		if (i + 3 > len)
+			break;
 		/* a block probes BLOCK positions, reading 4 bytes at each */
 		if (i + STRIDE * (BLOCK - 1) + 4 <= len) {
 			const unsigned char *p = sc.s + i;

@@ -125,6 +125,15 @@ static size_t skip_to(void *ctx, size_t pos, size_t lit)
 	return pos + 4;
 }
 
+/* Resume one byte before the end: the scan must not read past it. */
+static size_t to_last_byte(void *ctx, size_t pos, size_t lit)
+{
+	struct hits *h = ctx;
+
+	ga_buf_printf(&h->b, "%zu:%zu,", pos, lit);
+	return h->count;        /* the text length minus one, set by caller */
+}
+
 static size_t stop_now(void *ctx, size_t pos, size_t lit)
 {
 	struct hits *h = ctx;
@@ -149,6 +158,16 @@ static void test_resume(void)
 	ga_buf_reset(&h.b);
 	ga_prefilter_scan(pf, "aaaaaa", 6, on_hit, &h);
 	is_str(h.b.data, "0:0,1:0,2:0,", "overlapping occurrences");
+	ga_buf_reset(&h.b);
+	{
+		/* exactly sized heap copy, so ASan sees any overread */
+		char *t = strdup("aaaaxyzw");
+
+		h.count = 7;
+		ga_prefilter_scan(pf, t, 8, to_last_byte, &h);
+		is_str(h.b.data, "0:0,", "resume at the last byte: no overread");
+		free(t);
+	}
 	ga_buf_finish(&h.b);
 	ga_prefilter_destroy(pf);
 }
