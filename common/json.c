@@ -36,6 +36,21 @@ size_t ga_utf8_seq_len(const unsigned char *s, size_t avail)
 
 static const char replacement[] = "\xef\xbf\xbd";
 
+/* Append the UTF-8 sequence at P, or U+FFFD for an invalid byte; returns
+ * the bytes consumed (at least 1). */
+static size_t put_char(struct ga_buf *out, const unsigned char *p,
+		       size_t avail)
+{
+	size_t n = ga_utf8_seq_len(p, avail);
+
+	if (n == 0) {
+		ga_buf_puts(out, replacement);
+		return 1;
+	}
+	ga_buf_append(out, p, n);
+	return n;
+}
+
 void ga_json_string(struct ga_buf *out, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -44,7 +59,6 @@ void ga_json_string(struct ga_buf *out, const char *s, size_t len)
 	ga_buf_putc(out, '"');
 	while (i < len) {
 		unsigned char c = p[i];
-		size_t n;
 
 		if (c == '"' || c == '\\') {
 			ga_buf_putc(out, '\\');
@@ -62,14 +76,7 @@ void ga_json_string(struct ga_buf *out, const char *s, size_t len)
 			i++;
 			continue;
 		}
-		n = ga_utf8_seq_len(p + i, len - i);
-		if (n == 0) {
-			ga_buf_puts(out, replacement);
-			i++;
-			continue;
-		}
-		ga_buf_append(out, p + i, n);
-		i += n;
+		i += put_char(out, p + i, len - i);
 	}
 	ga_buf_putc(out, '"');
 }
@@ -97,20 +104,12 @@ void ga_utf8_sanitize(struct ga_buf *out, const char *s, size_t len)
 
 	while (i < len) {
 		unsigned char c = p[i];
-		size_t n;
 
 		if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
 			i++;
 			continue;
 		}
-		n = ga_utf8_seq_len(p + i, len - i);
-		if (n == 0) {
-			ga_buf_puts(out, replacement);
-			i++;
-			continue;
-		}
-		ga_buf_append(out, p + i, n);
-		i += n;
+		i += put_char(out, p + i, len - i);
 	}
 }
 
