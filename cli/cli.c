@@ -28,7 +28,7 @@ struct ga_ruleset *cli_load_rules(const char *dir)
 		dir = GA_DEFAULT_RULES_DIR;
 	rs = ga_rules_load(dir, NULL, &fell_back);
 	if (!rs)
-		cli_error("rules: cannot load the built-in rules (out of memory)");
+		cli_error(
+		        "rules: cannot load the built-in rules (out of memory)");
 	return rs;
 }
-

@@ -8,8 +8,8 @@
 
 /* Exit statuses of the command (sysexits-like, documented in --help). */
 #define CLI_OK 0
-#define CLI_FAILURE 1   /* the operation failed (I/O, delivery, ...) */
-#define CLI_USAGE 2     /* bad command line */
+#define CLI_FAILURE 1 /* the operation failed (I/O, delivery, ...) */
+#define CLI_USAGE 2   /* bad command line */
 
 int cmd_classify(int argc, char **argv);
 int cmd_rules(int argc, char **argv);

@@ -14,25 +14,25 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpualert classify [--json] [--rules DIR] [--tail N]\n"
-		"                         [--exit-code N | --signal SIG] [--state STATE]\n"
-		"                         FILE|- [FILE...]\n\n"
-		"Classify each log (\"-\" for standard input) and print its class,\n"
-		"the hint and the evidence lines.  With --json, one JSON object per\n"
-		"input on one line.  The exit status is 0 whenever classification\n"
-		"succeeded, whatever the class.\n\n"
-		"  --exit-code N   the job's exit code (a negative N: killed by signal -N)\n"
-		"  --signal SIG    the job was killed by SIG (SEGV, 9, SIGKILL, ...)\n"
-		"  --state STATE   scheduler verdict: TIMEOUT, CANCELLED, PREEMPTED,\n"
-		"                  NODE_FAIL, OUT_OF_MEMORY\n"
-		"  --oom-kills N   oom-kill events seen in the job's memory cgroup\n"
-		"  --rules DIR     admin rules directory (default: $GPUALERT_RULES_DIR,\n"
-		"                  else the configured rules.d)\n"
-		"  --tail N        print the last N lines of the log too (human output)\n");
+	        "usage: gpualert classify [--json] [--rules DIR] [--tail N]\n"
+	        "                         [--exit-code N | --signal SIG] [--state STATE]\n"
+	        "                         FILE|- [FILE...]\n\n"
+	        "Classify each log (\"-\" for standard input) and print its class,\n"
+	        "the hint and the evidence lines.  With --json, one JSON object per\n"
+	        "input on one line.  The exit status is 0 whenever classification\n"
+	        "succeeded, whatever the class.\n\n"
+	        "  --exit-code N   the job's exit code (a negative N: killed by signal -N)\n"
+	        "  --signal SIG    the job was killed by SIG (SEGV, 9, SIGKILL, ...)\n"
+	        "  --state STATE   scheduler verdict: TIMEOUT, CANCELLED, PREEMPTED,\n"
+	        "                  NODE_FAIL, OUT_OF_MEMORY\n"
+	        "  --oom-kills N   oom-kill events seen in the job's memory cgroup\n"
+	        "  --rules DIR     admin rules directory (default: $GPUALERT_RULES_DIR,\n"
+	        "                  else the configured rules.d)\n"
+	        "  --tail N        print the last N lines of the log too (human output)\n");
 }
 
 static void print_human(const char *name, const struct ga_verdict *v,
-			long tail_lines)
+                        long tail_lines)
 {
 	printf("%s: %s (%s)\n", name, ga_class_name(v->cls),
 	       ga_class_title(v->cls));
@@ -43,7 +43,8 @@ static void print_human(const char *name, const struct ga_verdict *v,
 		if (v->status.signal) {
 			const char *sig = ga_signal_name(v->status.signal);
 
-			printf("  status: killed by %s\n", sig ? sig : "a signal");
+			printf("  status: killed by %s\n",
+			       sig ? sig : "a signal");
 		} else {
 			printf("  status: exit code %d\n", v->status.exit_code);
 		}
@@ -60,7 +61,8 @@ static void print_human(const char *name, const struct ga_verdict *v,
 	for (size_t i = 0; i < v->n_others; i++)
 		printf("  also seen: %s at line %llu: %s\n",
 		       ga_class_name(v->others[i].cls),
-		       (unsigned long long)v->others[i].line, v->others[i].text);
+		       (unsigned long long)v->others[i].line,
+		       v->others[i].text);
 	printf("  lines: %llu, bytes: %llu\n", (unsigned long long)v->lines,
 	       (unsigned long long)v->bytes);
 	if (tail_lines && v->tail) {
@@ -80,15 +82,15 @@ static void print_human(const char *name, const struct ga_verdict *v,
 int cmd_classify(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "rules", required_argument, NULL, 'r' },
-		{ "exit-code", required_argument, NULL, 'e' },
-		{ "signal", required_argument, NULL, 's' },
-		{ "state", required_argument, NULL, 'S' },
-		{ "oom-kills", required_argument, NULL, 'o' },
-		{ "tail", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	        {"json", no_argument, NULL, 'j'},
+	        {"rules", required_argument, NULL, 'r'},
+	        {"exit-code", required_argument, NULL, 'e'},
+	        {"signal", required_argument, NULL, 's'},
+	        {"state", required_argument, NULL, 'S'},
+	        {"oom-kills", required_argument, NULL, 'o'},
+	        {"tail", required_argument, NULL, 't'},
+	        {"help", no_argument, NULL, 'h'},
+	        {0},
 	};
 	struct ga_status st;
 	struct ga_ruleset *rs = NULL;
@@ -99,7 +101,8 @@ int cmd_classify(int argc, char **argv)
 
 	ga_status_init(&st);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jr:e:s:S:o:t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jr:e:s:S:o:t:h", opts, NULL)) !=
+	       -1) {
 		char *end;
 		long v;
 
@@ -113,10 +116,12 @@ int cmd_classify(int argc, char **argv)
 		case 'e':
 			errno = 0;
 			v = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || v < -64 || v > 255) {
-				cli_error("classify: --exit-code: '%s' is not an "
-					  "exit code (0-255, or -N for signal N)",
-					  optarg);
+			if (errno || *end || end == optarg || v < -64 ||
+			    v > 255) {
+				cli_error(
+				        "classify: --exit-code: '%s' is not an "
+				        "exit code (0-255, or -N for signal N)",
+				        optarg);
 				return CLI_USAGE;
 			}
 			ga_status_from_int(&st, (int)v);
@@ -124,8 +129,9 @@ int cmd_classify(int argc, char **argv)
 		case 's':
 			v = ga_signal_from_name(optarg);
 			if (v <= 0) {
-				cli_error("classify: --signal: unknown signal '%s'",
-					  optarg);
+				cli_error(
+				        "classify: --signal: unknown signal '%s'",
+				        optarg);
 				return CLI_USAGE;
 			}
 			st.known = true;
@@ -135,8 +141,9 @@ int cmd_classify(int argc, char **argv)
 		case 'S':
 			v = ga_sched_state_from_name(optarg);
 			if (v < 0) {
-				cli_error("classify: --state: unknown state '%s'",
-					  optarg);
+				cli_error(
+				        "classify: --state: unknown state '%s'",
+				        optarg);
 				return CLI_USAGE;
 			}
 			st.state = (enum ga_sched_state)v;
@@ -144,8 +151,9 @@ int cmd_classify(int argc, char **argv)
 		case 'o':
 			v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 0 || v > 1000000) {
-				cli_error("classify: --oom-kills: bad count '%s'",
-					  optarg);
+				cli_error(
+				        "classify: --oom-kills: bad count '%s'",
+				        optarg);
 				return CLI_USAGE;
 			}
 			st.oom_kills = (int)v;
@@ -153,8 +161,9 @@ int cmd_classify(int argc, char **argv)
 		case 't':
 			tail = strtol(optarg, &end, 10);
 			if (*end || end == optarg || tail < 0 || tail > 10000) {
-				cli_error("classify: --tail: bad line count '%s'",
-					  optarg);
+				cli_error(
+				        "classify: --tail: bad line count '%s'",
+				        optarg);
 				return CLI_USAGE;
 			}
 			break;
@@ -179,7 +188,8 @@ int cmd_classify(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		struct ga_verdict v;
 		const char *name = argv[i];
-		int fd = strcmp(name, "-") ? open(name, O_RDONLY | O_CLOEXEC) : 0;
+		int fd = strcmp(name, "-") ? open(name, O_RDONLY | O_CLOEXEC)
+		                           : 0;
 		int err;
 
 		if (fd < 0) {

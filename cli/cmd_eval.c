@@ -13,24 +13,24 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpualert eval [--rules DIR] [--keywords FILE] [--svg FILE]\n"
-		"                     [--json] [--errors] MANIFEST...\n\n"
-		"Score gpualert, unordered keyword matching and exit-code\n"
-		"inspection on the labelled logs of each MANIFEST (pooled): per-class\n"
-		"precision, recall and F1, macro-F1, accuracy and the confusion\n"
-		"matrices.  A manifest is a TSV file whose header names the columns\n"
-		"file (relative to the manifest), class and exit_code (-N: killed by\n"
-		"signal N); other columns are ignored.  Bad rows are reported as\n"
-		"MANIFEST:LINE: and skipped.  Exit status: 0 when every row was\n"
-		"scored, 1 when some were skipped or a manifest was unusable.\n\n"
-		"  --rules DIR      admin rules directory (default: $GPUALERT_RULES_DIR,\n"
-		"                   else the configured rules.d)\n"
-		"  --keywords FILE  the keyword baseline's list (CLASS<TAB>KEYWORD;\n"
-		"                   default: the built-in eval/keywords.tsv)\n"
-		"  --svg FILE       write the three confusion matrices as one SVG\n"
-		"  --json           print one JSON object instead of the tables\n"
-		"  --errors         list every log gpualert misclassified, with its\n"
-		"                   deciding evidence line\n");
+	        "usage: gpualert eval [--rules DIR] [--keywords FILE] [--svg FILE]\n"
+	        "                     [--json] [--errors] MANIFEST...\n\n"
+	        "Score gpualert, unordered keyword matching and exit-code\n"
+	        "inspection on the labelled logs of each MANIFEST (pooled): per-class\n"
+	        "precision, recall and F1, macro-F1, accuracy and the confusion\n"
+	        "matrices.  A manifest is a TSV file whose header names the columns\n"
+	        "file (relative to the manifest), class and exit_code (-N: killed by\n"
+	        "signal N); other columns are ignored.  Bad rows are reported as\n"
+	        "MANIFEST:LINE: and skipped.  Exit status: 0 when every row was\n"
+	        "scored, 1 when some were skipped or a manifest was unusable.\n\n"
+	        "  --rules DIR      admin rules directory (default: $GPUALERT_RULES_DIR,\n"
+	        "                   else the configured rules.d)\n"
+	        "  --keywords FILE  the keyword baseline's list (CLASS<TAB>KEYWORD;\n"
+	        "                   default: the built-in eval/keywords.tsv)\n"
+	        "  --svg FILE       write the three confusion matrices as one SVG\n"
+	        "  --json           print one JSON object instead of the tables\n"
+	        "  --errors         list every log gpualert misclassified, with its\n"
+	        "                   deciding evidence line\n");
 }
 
 static struct ga_eval_keywords *load_keywords(const char *path)
@@ -41,7 +41,7 @@ static struct ga_eval_keywords *load_keywords(const char *path)
 
 	if (!path)
 		return ga_eval_keywords_parse("keywords.tsv",
-					      ga_eval_builtin_keywords, NULL);
+		                              ga_eval_builtin_keywords, NULL);
 	err = ga_read_file(path, 1 << 20, &text, NULL);
 	if (err < 0) {
 		cli_error("eval: %s: %s", path, strerror(-err));
@@ -73,13 +73,13 @@ static int write_file(const char *path, const struct ga_buf *b)
 int cmd_eval(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "rules", required_argument, NULL, 'r' },
-		{ "keywords", required_argument, NULL, 'k' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "errors", no_argument, NULL, 'E' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	        {"rules", required_argument, NULL, 'r'},
+	        {"keywords", required_argument, NULL, 'k'},
+	        {"svg", required_argument, NULL, 's'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"errors", no_argument, NULL, 'E'},
+	        {"help", no_argument, NULL, 'h'},
+	        {0},
 	};
 	const char *rules_dir = NULL, *kw_path = NULL, *svg = NULL;
 	struct ga_eval_keywords *kw = NULL;
@@ -150,7 +150,7 @@ int cmd_eval(int argc, char **argv)
 	}
 	if (ga_eval_skipped(ev)) {
 		cli_error("eval: %zu rows skipped (reported above)",
-			  ga_eval_skipped(ev));
+		          ga_eval_skipped(ev));
 		rc = CLI_FAILURE;
 	}
 	if (json) {

@@ -14,12 +14,12 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpualert rules check [DIR|FILE]\n"
-		"       gpualert rules list [--rules DIR]\n\n"
-		"check  parse DIR's *.rules files (default: the configured rules.d) on\n"
-		"       top of the built-in rules and report every problem as\n"
-		"       FILE:LINE: message; exit 1 if there is any error.\n"
-		"list   print the effective rules in priority order (highest first).\n");
+	        "usage: gpualert rules check [DIR|FILE]\n"
+	        "       gpualert rules list [--rules DIR]\n\n"
+	        "check  parse DIR's *.rules files (default: the configured rules.d) on\n"
+	        "       top of the built-in rules and report every problem as\n"
+	        "       FILE:LINE: message; exit 1 if there is any error.\n"
+	        "list   print the effective rules in priority order (highest first).\n");
 }
 
 /* Quiet the log sink: check prints the diagnostics itself. */
@@ -41,7 +41,7 @@ static int check(const char *path)
 	ga_diag_init(&diag, "rules");
 	ga_log_set_sink(quiet, NULL);
 	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		struct ga_rules_source src = { path, NULL };
+		struct ga_rules_source src = {path, NULL};
 		int err = ga_read_file(path, 1 << 20, &text, NULL);
 
 		if (err < 0) {
@@ -63,7 +63,8 @@ static int check(const char *path)
 		rc = CLI_OK;
 	} else {
 		printf("%s: %zu error(s); gpualert would ignore this and use "
-		       "the built-in rules\n", path, diag.errors);
+		       "the built-in rules\n",
+		       path, diag.errors);
 		rc = CLI_FAILURE;
 	}
 	ga_ruleset_destroy(rs);
@@ -95,9 +96,9 @@ static int list(const char *dir)
 int cmd_rules(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "rules", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	        {"rules", required_argument, NULL, 'r'},
+	        {"help", no_argument, NULL, 'h'},
+	        {0},
 	};
 	const char *dir = NULL, *verb;
 	int c;

@@ -49,29 +49,30 @@ struct sender {
 	struct ga_config cfg;
 	const char *dir;
 	struct ga_rate *rate;
-	bool flush;             /* --now: every waiting job is complete */
+	bool flush; /* --now: every waiting job is complete */
 	unsigned sent, retried, dead;
-	int64_t next_wake;      /* earliest next_try of a waiting claim */
+	int64_t next_wake; /* earliest next_try of a waiting claim */
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpualert send [--once] [--now] [--config FILE] [--spool DIR]\n"
-		"                     [--set SECTION.KEY=VALUE]... [--interval S]\n\n"
-		"Deliver the reports waiting in the spool by mail ([mail]) or to the\n"
-		"webhook ([webhook]): one message per job, retried with backoff,\n"
-		"dead-lettered on a permanent failure.  Without --once, runs until\n"
-		"SIGTERM, woken by new reports.\n\n"
-		"  --once         one pass, then exit (for cron)\n"
-		"  --now          treat every waiting job as complete (no quiet period)\n"
-		"  --config FILE  default $GPUALERT_CONFIG, else " GA_DEFAULT_CONFIG "\n"
-		"  --spool DIR    override [general] spool_dir\n"
-		"  --set K=V      override one setting (e.g. mail.smtp_url=smtp://...)\n"
-		"  --interval S   longest sleep between passes (default 30)\n\n"
-		"Exit status: 0 done (or stopped by SIGTERM/SIGINT), 1 the spool or\n"
-		"the configuration is unusable, 2 usage error.  Delivery failures are\n"
-		"logged and kept for retry; they do not change the exit status.\n");
+	        "usage: gpualert send [--once] [--now] [--config FILE] [--spool DIR]\n"
+	        "                     [--set SECTION.KEY=VALUE]... [--interval S]\n\n"
+	        "Deliver the reports waiting in the spool by mail ([mail]) or to the\n"
+	        "webhook ([webhook]): one message per job, retried with backoff,\n"
+	        "dead-lettered on a permanent failure.  Without --once, runs until\n"
+	        "SIGTERM, woken by new reports.\n\n"
+	        "  --once         one pass, then exit (for cron)\n"
+	        "  --now          treat every waiting job as complete (no quiet period)\n"
+	        "  --config FILE  default $GPUALERT_CONFIG, else " GA_DEFAULT_CONFIG
+	        "\n"
+	        "  --spool DIR    override [general] spool_dir\n"
+	        "  --set K=V      override one setting (e.g. mail.smtp_url=smtp://...)\n"
+	        "  --interval S   longest sleep between passes (default 30)\n\n"
+	        "Exit status: 0 done (or stopped by SIGTERM/SIGINT), 1 the spool or\n"
+	        "the configuration is unusable, 2 usage error.  Delivery failures are\n"
+	        "logged and kept for retry; they do not change the exit status.\n");
 }
 
 static int64_t now_s(void)
@@ -102,7 +103,7 @@ static void claim_finish(struct claim *c)
 }
 
 static int claim_load(struct sender *s, const char *name, struct claim *c,
-		      const char **why)
+                      const char **why)
 {
 	char **names = NULL;
 	size_t n = 0;
@@ -132,7 +133,7 @@ static int claim_load(struct sender *s, const char *name, struct claim *c,
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", c->path, names[i]);
 		rc = ga_read_file(path, (size_t)s->cfg.spool_entry_max, &text,
-				  &tlen);
+		                  &tlen);
 		if (rc) {
 			ga_log(GA_LOG_ERROR, "gpualert: send: %s: %s", path,
 			       strerror(-rc));
@@ -170,8 +171,9 @@ static enum ga_mode claim_mode(const struct claim *c)
 	enum ga_mode m = GA_MODE_LOG;
 
 	for (size_t i = 0; i < c->n; i++) {
-		int v = c->reports[i].mode ? ga_mode_from_name(c->reports[i].mode) :
-			-1;
+		int v = c->reports[i].mode
+		                ? ga_mode_from_name(c->reports[i].mode)
+		                : -1;
 
 		if (v == GA_MODE_EMAIL)
 			m = GA_MODE_EMAIL;
@@ -189,8 +191,8 @@ static void job_key(const struct claim *c, char *out, size_t size)
 }
 
 static void mail_init(struct sender *s, struct claim *c, int64_t date,
-		      const char *mid, struct ga_artifact_set *att,
-		      struct ga_mail *m)
+                      const char *mid, struct ga_artifact_set *att,
+                      struct ga_mail *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->reports = c->ptrs;
@@ -203,7 +205,7 @@ static void mail_init(struct sender *s, struct claim *c, int64_t date,
 		char dir[8192];
 
 		snprintf(dir, sizeof(dir), "%s/att/%s", c->path,
-			 c->report_names[i]);
+		         c->report_names[i]);
 		ga_artifacts_load(dir, s->cfg.attach_budget * 2 + 65536, att);
 	}
 	m->files = att->files;
@@ -214,8 +216,8 @@ static void mail_init(struct sender *s, struct claim *c, int64_t date,
 
 /* out/CLAIM/message.eml: rendered once, then reused as is. */
 static int get_message(struct sender *s, struct claim *c,
-		       const struct ga_spool_state *st, const char *mid,
-		       char **msg, size_t *len)
+                       const struct ga_spool_state *st, const char *mid,
+                       char **msg, size_t *len)
 {
 	char path[8192];
 	struct ga_artifact_set att;
@@ -244,8 +246,10 @@ static int get_message(struct sender *s, struct claim *c,
 
 static void bury(struct sender *s, struct claim *c, const char *reason)
 {
-	ga_log(GA_LOG_ERROR, "gpualert: send: %s: giving up, moved to %s/dead: "
-	       "%s", c->name, s->dir, reason);
+	ga_log(GA_LOG_ERROR,
+	       "gpualert: send: %s: giving up, moved to %s/dead: "
+	       "%s",
+	       c->name, s->dir, reason);
 	if (!ga_spool_bury(s->dir, c->name, reason))
 		s->dead++;
 }
@@ -264,8 +268,10 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 
 	if (ga_spool_was_sent(s->dir, name)) {
 		/* Accepted before a crash: only the clean-up is missing. */
-		ga_log(GA_LOG_INFO, "gpualert: send: %s was already accepted; "
-		       "removing it", name);
+		ga_log(GA_LOG_INFO,
+		       "gpualert: send: %s was already accepted; "
+		       "removing it",
+		       name);
 		ga_spool_drop(s->dir, name);
 		return;
 	}
@@ -295,8 +301,10 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 	mode = claim_mode(&c);
 	user = c.reports[0].user;
 	if (mode == GA_MODE_LOG || mode == GA_MODE_OFF) {
-		ga_log(GA_LOG_INFO, "gpualert: send: %s: mode log, nothing to "
-		       "deliver", name);
+		ga_log(GA_LOG_INFO,
+		       "gpualert: send: %s: mode log, nothing to "
+		       "deliver",
+		       name);
 		ga_spool_mark_sent(s->dir, name, user, "(log-only)", now);
 		goto out;
 	}
@@ -307,11 +315,13 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 			/* Deferred, not dropped, and not an attempt. */
 			st.next_try = now + wait;
 			snprintf(st.last_error, sizeof(st.last_error),
-				 "deferred by the rate limit");
+			         "deferred by the rate limit");
 			ga_spool_state_write(c.path, &st);
-			ga_log(GA_LOG_WARN, "gpualert: send: %s: rate limit "
+			ga_log(GA_LOG_WARN,
+			       "gpualert: send: %s: rate limit "
 			       "reached (user %s: %u/h, all: %u/h); deferred "
-			       "%" PRId64 " s", name, user ? user : "-",
+			       "%" PRId64 " s",
+			       name, user ? user : "-",
 			       s->cfg.rate_per_user_hour,
 			       s->cfg.rate_global_hour, wait);
 			if (!s->next_wake || st.next_try < s->next_wake)
@@ -338,12 +348,13 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 		rc = get_message(s, &c, &st, mid, &msg, &len);
 		if (rc) {
 			free(rcpt);
-			snprintf(err, sizeof(err), "cannot render the message: %s",
-				 strerror(-rc));
+			snprintf(err, sizeof(err),
+			         "cannot render the message: %s",
+			         strerror(-rc));
 			res = GA_SEND_RETRY;
 		} else {
 			res = ga_smtp_send(&s->cfg, rcpt, n_rcpt, msg, len, err,
-					   sizeof(err));
+			                   sizeof(err));
 			free(rcpt);
 		}
 	} else {
@@ -359,7 +370,7 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 			res = GA_SEND_RETRY;
 		} else {
 			res = ga_webhook_post(&s->cfg, b.data, b.len, err,
-					      sizeof(err));
+			                      sizeof(err));
 		}
 		ga_buf_finish(&b);
 	}
@@ -369,9 +380,10 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 		if (mode == GA_MODE_EMAIL)
 			ga_rate_record(s->rate, user, now);
 		s->sent++;
-		ga_log(GA_LOG_INFO, "gpualert: send: %s: delivered %s (%zu "
-		       "report%s, attempt %u)", name, mid, c.n,
-		       c.n == 1 ? "" : "s", st.attempts + 1);
+		ga_log(GA_LOG_INFO,
+		       "gpualert: send: %s: delivered %s (%zu "
+		       "report%s, attempt %u)",
+		       name, mid, c.n, c.n == 1 ? "" : "s", st.attempts + 1);
 		break;
 	case GA_SEND_RETRY:
 		st.attempts++;
@@ -379,23 +391,28 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 		if (now - st.first_seen >= (int64_t)s->cfg.max_age_s) {
 			char reason[700];
 
-			snprintf(reason, sizeof(reason), "expired after %u "
-				 "attempts in %" PRId64 " s ([mail] max_age = %u); "
-				 "last error: %s", st.attempts,
-				 now - st.first_seen, s->cfg.max_age_s, err);
+			snprintf(reason, sizeof(reason),
+			         "expired after %u "
+			         "attempts in %" PRId64
+			         " s ([mail] max_age = %u); "
+			         "last error: %s",
+			         st.attempts, now - st.first_seen,
+			         s->cfg.max_age_s, err);
 			ga_spool_state_write(c.path, &st);
 			bury(s, &c, reason);
 			break;
 		}
 		st.next_try = now + (int64_t)ga_backoff_delay(
-			s->cfg.retry_base_s, st.attempts, MAX_BACKOFF_S);
+		                            s->cfg.retry_base_s, st.attempts,
+		                            MAX_BACKOFF_S);
 		ga_spool_state_write(c.path, &st);
 		s->retried++;
 		if (!s->next_wake || st.next_try < s->next_wake)
 			s->next_wake = st.next_try;
-		ga_log(GA_LOG_WARN, "gpualert: send: %s: %s; kept, attempt %u, "
-		       "next try in %" PRId64 " s", name, err, st.attempts,
-		       st.next_try - now);
+		ga_log(GA_LOG_WARN,
+		       "gpualert: send: %s: %s; kept, attempt %u, "
+		       "next try in %" PRId64 " s",
+		       name, err, st.attempts, st.next_try - now);
 		break;
 	case GA_SEND_FAIL:
 		st.attempts++;
@@ -430,7 +447,8 @@ static int pass(struct sender *s)
 		struct ga_spool_group *g = &scan.groups[i];
 		char claim[GA_SPOOL_NAME_MAX + 32];
 
-		if (!s->flush && !ga_spool_group_due(g, now, s->cfg.spool_quiet_s)) {
+		if (!s->flush &&
+		    !ga_spool_group_due(g, now, s->cfg.spool_quiet_s)) {
 			int64_t due = g->newest + s->cfg.spool_quiet_s;
 
 			if (!s->next_wake || due < s->next_wake)
@@ -460,7 +478,7 @@ static int pass(struct sender *s)
  * journal keeps the level. */
 static void journal_sink(enum ga_log_level level, const char *msg, void *ctx)
 {
-	static const int prio[] = { 3, 4, 6, 7 };
+	static const int prio[] = {3, 4, 6, 7};
 
 	fprintf(stderr, "<%d>%s\n", prio[level], msg);
 }
@@ -468,14 +486,14 @@ static void journal_sink(enum ga_log_level level, const char *msg, void *ctx)
 int cmd_send(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "once", no_argument, NULL, '1' },
-		{ "now", no_argument, NULL, 'n' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "spool", required_argument, NULL, 'd' },
-		{ "set", required_argument, NULL, 's' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	        {"once", no_argument, NULL, '1'},
+	        {"now", no_argument, NULL, 'n'},
+	        {"config", required_argument, NULL, 'c'},
+	        {"spool", required_argument, NULL, 'd'},
+	        {"set", required_argument, NULL, 's'},
+	        {"interval", required_argument, NULL, 'i'},
+	        {"help", no_argument, NULL, 'h'},
+	        {0},
 	};
 	struct sender s;
 	const char *config = getenv("GPUALERT_CONFIG");
@@ -514,7 +532,8 @@ int cmd_send(int argc, char **argv)
 		case 'i':
 			interval = strtol(optarg, NULL, 10);
 			if (interval < 1 || interval > 3600) {
-				cli_error("send: --interval: 1 to 3600 seconds");
+				cli_error(
+				        "send: --interval: 1 to 3600 seconds");
 				free(sets);
 				return CLI_USAGE;
 			}
@@ -545,14 +564,15 @@ int cmd_send(int argc, char **argv)
 	if (!config)
 		config = GA_DEFAULT_CONFIG;
 	c = ga_config_load(&s.cfg, config, &diag);
-	if (c == -ENOENT && !getenv("GPUALERT_CONFIG") && config ==
-	    (const char *)GA_DEFAULT_CONFIG)
-		c = 0;  /* no config file: the defaults */
+	if (c == -ENOENT && !getenv("GPUALERT_CONFIG") &&
+	    config == (const char *)GA_DEFAULT_CONFIG)
+		c = 0; /* no config file: the defaults */
 	for (size_t i = 0; i < n_sets && !c; i++) {
 		char *eq = strchr(sets[i], '=');
 
 		if (!eq) {
-			cli_error("send: --set %s: expected KEY=VALUE", sets[i]);
+			cli_error("send: --set %s: expected KEY=VALUE",
+			          sets[i]);
 			c = -EINVAL;
 			break;
 		}
@@ -563,7 +583,7 @@ int cmd_send(int argc, char **argv)
 	free(sets);
 	if (c) {
 		cli_error("send: configuration %s: %s", config,
-			  c == -EINVAL ? "invalid (see above)" : strerror(-c));
+		          c == -EINVAL ? "invalid (see above)" : strerror(-c));
 		rc = CLI_FAILURE;
 		goto out;
 	}
@@ -572,7 +592,8 @@ int cmd_send(int argc, char **argv)
 		rc = CLI_FAILURE;
 		goto out;
 	}
-	s.rate = ga_rate_create(s.cfg.rate_per_user_hour, s.cfg.rate_global_hour);
+	s.rate = ga_rate_create(s.cfg.rate_per_user_hour,
+	                        s.cfg.rate_global_hour);
 	snprintf(path, sizeof(path), "%s/sent.log", s.dir);
 	if (!s.rate || ga_rate_load_log(s.rate, path, now_s()) == -ENOMEM) {
 		cli_error("send: out of memory");
@@ -596,11 +617,13 @@ int cmd_send(int argc, char **argv)
 	if (!once) {
 		snprintf(path, sizeof(path), "%s/new", s.dir);
 		ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-		if (ifd >= 0 && inotify_add_watch(ifd, path, IN_MOVED_TO |
-						  IN_CLOSE_WRITE) < 0) {
-			ga_log(GA_LOG_WARN, "gpualert: send: inotify on %s: %s; "
-			       "polling every %ld s", path, strerror(errno),
-			       interval);
+		if (ifd >= 0 &&
+		    inotify_add_watch(ifd, path, IN_MOVED_TO | IN_CLOSE_WRITE) <
+		            0) {
+			ga_log(GA_LOG_WARN,
+			       "gpualert: send: inotify on %s: %s; "
+			       "polling every %ld s",
+			       path, strerror(errno), interval);
 			close(ifd);
 			ifd = -1;
 		}
@@ -621,7 +644,8 @@ int cmd_send(int argc, char **argv)
 		now = now_s();
 		wait_ms = interval * 1000;
 		if (s.next_wake && (s.next_wake - now) * 1000 < wait_ms)
-			wait_ms = s.next_wake > now ? (s.next_wake - now) * 1000 : 0;
+			wait_ms = s.next_wake > now ? (s.next_wake - now) * 1000
+			                            : 0;
 		pfd.fd = ifd;
 		pfd.events = POLLIN;
 		if (poll(&pfd, ifd >= 0 ? 1 : 0, (int)wait_ms) > 0)
@@ -634,8 +658,10 @@ int cmd_send(int argc, char **argv)
 		ga_log(GA_LOG_INFO, "gpualert: send: stopping on signal %d",
 		       (int)stop_requested);
 	if (once)
-		ga_log(GA_LOG_INFO, "gpualert: send: %u delivered, %u kept for "
-		       "retry, %u dead-lettered", s.sent, s.retried, s.dead);
+		ga_log(GA_LOG_INFO,
+		       "gpualert: send: %u delivered, %u kept for "
+		       "retry, %u dead-lettered",
+		       s.sent, s.retried, s.dead);
 	if (ifd >= 0)
 		close(ifd);
 	curl_global_cleanup();

@@ -55,22 +55,24 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "classify", cmd_classify, "classify a log: why did the job end?" },
-	{ "rules", cmd_rules, "check or list the classification rules" },
-	{ "run", cmd_run, "run a command with its output captured and classified" },
+        {"classify", cmd_classify, "classify a log: why did the job end?"},
+        {"rules", cmd_rules, "check or list the classification rules"},
+        {"run", cmd_run,
+         "run a command with its output captured and classified"},
 #ifdef GA_HAVE_CURL
-	{ "send", exec_send, "deliver spooled reports by mail or webhook" },
+        {"send", exec_send, "deliver spooled reports by mail or webhook"},
 #endif
-	{ "eval", cmd_eval, "score gpualert and two baselines on labelled logs" },
+        {"eval", cmd_eval, "score gpualert and two baselines on labelled logs"},
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: gpualert COMMAND [ARGS...]\n\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-10s %s\n", commands[i].name,
+		        commands[i].summary);
 	fprintf(out, "\n`gpualert COMMAND --help` describes a command.\n"
-		     "Exit status: 0 success, 1 failure, 2 usage error.\n");
+	             "Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
 
 int main(int argc, char **argv)

@@ -28,24 +28,28 @@
 
 /* One record on the pipe from the reading child to the writing parent. */
 struct rec {
-	uint32_t kind;          /* 'A' attached, 'S' skipped */
+	uint32_t kind; /* 'A' attached, 'S' skipped */
 	uint32_t name_len, path_len, reason_len;
-	uint64_t len;           /* bytes of data following */
-	uint64_t orig;          /* size of the original file */
+	uint64_t len;  /* bytes of data following */
+	uint64_t orig; /* size of the original file */
 };
 
 static void send_rec(int fd, char kind, const char *name, const char *path,
-		     const char *reason, const void *data, uint64_t len,
-		     uint64_t orig)
+                     const char *reason, const void *data, uint64_t len,
+                     uint64_t orig)
 {
-	struct rec h = { (uint32_t)kind, (uint32_t)strlen(name),
-			 (uint32_t)strlen(path), (uint32_t)strlen(reason),
-			 len, orig };
+	struct rec h = {(uint32_t)kind,
+	                (uint32_t)strlen(name),
+	                (uint32_t)strlen(path),
+	                (uint32_t)strlen(reason),
+	                len,
+	                orig};
 
 	if (h.name_len > NAME_MAX_LEN || h.path_len > PATH_MAX_LEN ||
 	    h.reason_len > REASON_MAX_LEN)
 		return;
-	if (ga_write_all(fd, &h, sizeof(h)) || ga_write_all(fd, name, h.name_len) ||
+	if (ga_write_all(fd, &h, sizeof(h)) ||
+	    ga_write_all(fd, name, h.name_len) ||
 	    ga_write_all(fd, path, h.path_len) ||
 	    ga_write_all(fd, reason, h.reason_len) ||
 	    ga_write_all(fd, data, (size_t)len))
@@ -61,7 +65,7 @@ static int gzip_buf(const char *in, size_t len, char **out, size_t *out_len)
 
 	memset(&z, 0, sizeof(z));
 	if (!buf || deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8,
-				 Z_DEFAULT_STRATEGY) != Z_OK) {
+	                         Z_DEFAULT_STRATEGY) != Z_OK) {
 		free(buf);
 		return -ENOMEM;
 	}
@@ -106,7 +110,7 @@ static void offer(int fd, const char *path, uint64_t *left, unsigned *count)
 	in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
 		snprintf(reason, sizeof(reason), "cannot read: %s",
-			 in < 0 ? strerror(errno) : "not a regular file");
+		         in < 0 ? strerror(errno) : "not a regular file");
 		send_rec(fd, 'S', name, path, reason, "", 0, 0);
 		if (in >= 0)
 			close(in);
@@ -115,36 +119,39 @@ static void offer(int fd, const char *path, uint64_t *left, unsigned *count)
 	/* Read only what could possibly be sent: the file itself when it
 	 * fits, or up to 16 times the budget left to try gzip (logs
 	 * compress ~10x; beyond that it will not fit anyway). */
-	if ((uint64_t)st.st_size > *left &&
-	    (uint64_t)st.st_size > *left * 16) {
-		send_rec(fd, 'S', name, path, "over the attachment budget",
-			 "", 0, (uint64_t)st.st_size);
+	if ((uint64_t)st.st_size > *left && (uint64_t)st.st_size > *left * 16) {
+		send_rec(fd, 'S', name, path, "over the attachment budget", "",
+		         0, (uint64_t)st.st_size);
 		close(in);
 		return;
 	}
 	data = malloc((size_t)st.st_size + 1);
 	if (!data || ga_read_all(in, data, (size_t)st.st_size)) {
-		send_rec(fd, 'S', name, path, "cannot read: short read or "
-			 "out of memory", "", 0, (uint64_t)st.st_size);
+		send_rec(fd, 'S', name, path,
+		         "cannot read: short read or "
+		         "out of memory",
+		         "", 0, (uint64_t)st.st_size);
 		goto out;
 	}
 	if ((uint64_t)st.st_size <= *left) {
 		send_rec(fd, 'A', name, path, "", data, (uint64_t)st.st_size,
-			 (uint64_t)st.st_size);
+		         (uint64_t)st.st_size);
 		*left -= (uint64_t)st.st_size;
 		(*count)++;
 	} else if (!gzip_buf(data, (size_t)st.st_size, &gz, &gz_len) &&
-		   gz_len <= *left) {
+	           gz_len <= *left) {
 		char gname[NAME_MAX_LEN + 1];
 
 		snprintf(gname, sizeof(gname), "%.90s.gz", name);
 		send_rec(fd, 'A', gname, path, "gzip-compressed", gz, gz_len,
-			 (uint64_t)st.st_size);
+		         (uint64_t)st.st_size);
 		*left -= gz_len;
 		(*count)++;
 	} else {
-		send_rec(fd, 'S', name, path, "over the attachment budget "
-			 "even gzip-compressed", "", 0, (uint64_t)st.st_size);
+		send_rec(fd, 'S', name, path,
+		         "over the attachment budget "
+		         "even gzip-compressed",
+		         "", 0, (uint64_t)st.st_size);
 	}
 out:
 	free(gz);
@@ -152,9 +159,8 @@ out:
 	close(in);
 }
 
-static void child_collect(int fd, const char *work_dir,
-			  const char *const *logs, size_t n_logs,
-			  const char *globs, uint64_t budget)
+static void child_collect(int fd, const char *work_dir, const char *const *logs,
+                          size_t n_logs, const char *globs, uint64_t budget)
 {
 	uint64_t left = budget;
 	unsigned count = 0;
@@ -179,10 +185,12 @@ static void child_collect(int fd, const char *work_dir,
 			for (size_t i = 0; i < g.gl_pathc; i++) {
 				char full[PATH_MAX_LEN];
 
-				ga_path_printf(full, sizeof(full), "%s/%s", work_dir,
-					 g.gl_pathv[i]);
-				offer(fd, g.gl_pathv[i][0] == '/' ?
-				      g.gl_pathv[i] : full, &left, &count);
+				ga_path_printf(full, sizeof(full), "%s/%s",
+				               work_dir, g.gl_pathv[i]);
+				offer(fd,
+				      g.gl_pathv[i][0] == '/' ? g.gl_pathv[i]
+				                              : full,
+				      &left, &count);
 			}
 		}
 		globfree(&g);
@@ -191,7 +199,7 @@ static void child_collect(int fd, const char *work_dir,
 }
 
 static int rm_cb(const char *path, const struct stat *st, int flag,
-		 struct FTW *ftw)
+                 struct FTW *ftw)
 {
 	return remove(path) < 0 ? -1 : 0;
 }
@@ -200,13 +208,14 @@ static int rm_cb(const char *path, const struct stat *st, int flag,
 static void put_field(struct ga_buf *b, const char *s)
 {
 	for (; *s; s++)
-		ga_buf_putc(b, (*s == '\t' || *s == '\n' || *s == '\r') ? '?' : *s);
+		ga_buf_putc(b, (*s == '\t' || *s == '\n' || *s == '\r') ? '?'
+		                                                        : *s);
 }
 
-int ga_artifacts_collect(const char *spool_dir, const char *name,
-			 uid_t uid, gid_t gid, const char *work_dir,
-			 const char *const *log_paths, size_t n_logs,
-			 const char *globs, uint64_t budget)
+int ga_artifacts_collect(const char *spool_dir, const char *name, uid_t uid,
+                         gid_t gid, const char *work_dir,
+                         const char *const *log_paths, size_t n_logs,
+                         const char *globs, uint64_t budget)
 {
 	char tmpdir[4096], dest[4096];
 	struct ga_buf manifest;
@@ -217,11 +226,13 @@ int ga_artifacts_collect(const char *spool_dir, const char *name,
 
 	if (!ga_spool_name_ok(name))
 		return -EINVAL;
-	ga_path_printf(tmpdir, sizeof(tmpdir), "%s/tmp/att.%s.XXXXXX", spool_dir, name);
+	ga_path_printf(tmpdir, sizeof(tmpdir), "%s/tmp/att.%s.XXXXXX",
+	               spool_dir, name);
 	ga_path_printf(dest, sizeof(dest), "%s/att/%s", spool_dir, name);
-	if (!mkdtemp(tmpdir) && (errno != ENOENT || ga_spool_prepare(spool_dir) ||
-				 (strcpy(tmpdir + strlen(tmpdir) - 6, "XXXXXX"),
-				  !mkdtemp(tmpdir)))) {
+	if (!mkdtemp(tmpdir) &&
+	    (errno != ENOENT || ga_spool_prepare(spool_dir) ||
+	     (strcpy(tmpdir + strlen(tmpdir) - 6, "XXXXXX"),
+	      !mkdtemp(tmpdir)))) {
 		rc = -errno;
 		ga_log(GA_LOG_ERROR, "gpualert: spool: cannot create %s: %s",
 		       tmpdir, strerror(errno));
@@ -254,7 +265,7 @@ int ga_artifacts_collect(const char *spool_dir, const char *name,
 				_exit(2);
 		}
 		child_collect(pfd[1], work_dir, log_paths, n_logs, globs,
-			      budget);
+		              budget);
 		_exit(0);
 	}
 	close(pfd[1]);
@@ -266,7 +277,7 @@ int ga_artifacts_collect(const char *spool_dir, const char *name,
 		char *data = NULL;
 
 		if (ga_read_all(pfd[0], &h, sizeof(h)))
-			break;  /* end of stream */
+			break; /* end of stream */
 		/* The child runs as the user, who may have taken it over
 		 * (ptrace after setreuid): nothing it sends is trusted. */
 		if ((h.kind != 'A' && h.kind != 'S') ||
@@ -277,7 +288,7 @@ int ga_artifacts_collect(const char *spool_dir, const char *name,
 		    ga_read_all(pfd[0], path, h.path_len) ||
 		    ga_read_all(pfd[0], reason, h.reason_len) ||
 		    (h.len && (!(data = malloc((size_t)h.len)) ||
-			       ga_read_all(pfd[0], data, (size_t)h.len)))) {
+		               ga_read_all(pfd[0], data, (size_t)h.len)))) {
 			free(data);
 			rc = -EPROTO;
 			break;
@@ -287,23 +298,27 @@ int ga_artifacts_collect(const char *spool_dir, const char *name,
 		if (h.kind == 'A') {
 			/* "NN-name", with the name reduced to spool-safe
 			 * characters: it becomes a file in the spool. */
-			size_t k = (size_t)snprintf(fname, sizeof(fname), "%02u-", n);
+			size_t k = (size_t)snprintf(fname, sizeof(fname),
+			                            "%02u-", n);
 
-			for (const char *c = rname; *c && k < sizeof(fname) - 1; c++)
+			for (const char *c = rname; *c && k < sizeof(fname) - 1;
+			     c++)
 				fname[k++] = ((*c >= 'a' && *c <= 'z') ||
-					      (*c >= 'A' && *c <= 'Z') ||
-					      (*c >= '0' && *c <= '9') ||
-					      *c == '.' || *c == '-' ||
-					      *c == '_') ? *c : '_';
+				              (*c >= 'A' && *c <= 'Z') ||
+				              (*c >= '0' && *c <= '9') ||
+				              *c == '.' || *c == '-' ||
+				              *c == '_')
+				                     ? *c
+				                     : '_';
 			fname[k] = '\0';
-			rc = ga_spool_write_file(tmpdir, fname, data ? data : "",
-						 (size_t)h.len);
+			rc = ga_spool_write_file(
+			        tmpdir, fname, data ? data : "", (size_t)h.len);
 			free(data);
 			if (rc)
 				break;
 			total += h.len;
 			ga_buf_printf(&manifest, "A\t%s\t%" PRIu64 "\t", fname,
-				      h.orig);
+			              h.orig);
 			put_field(&manifest, reason);
 			ga_buf_putc(&manifest, '\t');
 			put_field(&manifest, path);
@@ -328,17 +343,18 @@ int ga_artifacts_collect(const char *spool_dir, const char *name,
 		rc = -ENOMEM;
 	if (!rc)
 		rc = ga_spool_write_file(tmpdir, "MANIFEST",
-					 manifest.data ? manifest.data : "",
-					 manifest.len);
+		                         manifest.data ? manifest.data : "",
+		                         manifest.len);
 	ga_buf_finish(&manifest);
 	if (!rc && rename(tmpdir, dest) < 0)
 		rc = -errno;
 	if (!rc)
 		return 0;
 fail:
-	ga_log(GA_LOG_ERROR, "gpualert: spool: cannot collect the files of "
-	       "%s: %s (the report is spooled without them)", name,
-	       strerror(-rc));
+	ga_log(GA_LOG_ERROR,
+	       "gpualert: spool: cannot collect the files of "
+	       "%s: %s (the report is spooled without them)",
+	       name, strerror(-rc));
 	nftw(tmpdir, rm_cb, 8, FTW_DEPTH | FTW_PHYS);
 	return rc;
 }
@@ -380,10 +396,9 @@ static const char *content_type(const char *name)
 
 	if (n > 3 && !strcmp(name + n - 3, ".gz"))
 		return "application/gzip";
-	if ((n > 4 && (!strcmp(name + n - 4, ".log") ||
-		       !strcmp(name + n - 4, ".txt") ||
-		       !strcmp(name + n - 4, ".out") ||
-		       !strcmp(name + n - 4, ".err"))))
+	if ((n > 4 &&
+	     (!strcmp(name + n - 4, ".log") || !strcmp(name + n - 4, ".txt") ||
+	      !strcmp(name + n - 4, ".out") || !strcmp(name + n - 4, ".err"))))
 		return "text/plain; charset=utf-8";
 	if (n > 5 && !strcmp(name + n - 5, ".json"))
 		return "application/json";
@@ -391,7 +406,7 @@ static const char *content_type(const char *name)
 }
 
 int ga_artifacts_load(const char *att_dir, uint64_t max,
-		      struct ga_artifact_set *s)
+                      struct ga_artifact_set *s)
 {
 	char path[4096], *text = NULL, *save = NULL;
 	uint64_t used = 0;
@@ -423,8 +438,10 @@ int ga_artifacts_load(const char *att_dir, uint64_t max,
 			size_t len = 0;
 			const char *shown = f[1] + strcspn(f[1], "-");
 
-			ga_path_printf(path, sizeof(path), "%s/%s", att_dir, f[1]);
-			tmp = realloc(s->files, (s->n_files + 1) * sizeof(*tmp));
+			ga_path_printf(path, sizeof(path), "%s/%s", att_dir,
+			               f[1]);
+			tmp = realloc(s->files,
+			              (s->n_files + 1) * sizeof(*tmp));
 			if (!tmp) {
 				rc = -ENOMEM;
 				break;
@@ -440,7 +457,7 @@ int ga_artifacts_load(const char *att_dir, uint64_t max,
 			mf->orig_size = strtoull(f[2], NULL, 10);
 			mf->note = *f[3] ? keep(s, strdup(f[3])) : NULL;
 			if (ga_read_file(path, (size_t)(max - used), &data,
-					 &len) == 0) {
+			                 &len) == 0) {
 				mf->data = keep(s, data);
 				mf->len = len;
 				used += len;
@@ -451,7 +468,7 @@ int ga_artifacts_load(const char *att_dir, uint64_t max,
 			struct ga_mail_skipped *tmp, *ms;
 
 			tmp = realloc(s->skipped,
-				      (s->n_skipped + 1) * sizeof(*tmp));
+			              (s->n_skipped + 1) * sizeof(*tmp));
 			if (!tmp) {
 				rc = -ENOMEM;
 				break;

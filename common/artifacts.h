@@ -37,10 +37,10 @@
  * Returns 0 (even when some files were skipped), -ENOSPC/-EFBIG (the
  * spool caps), or -errno (fork, pipe, spool writes); on failure no att/
  * directory is left and the report can still be spooled without files. */
-int ga_artifacts_collect(const char *spool_dir, const char *name,
-			 uid_t uid, gid_t gid, const char *work_dir,
-			 const char *const *log_paths, size_t n_logs,
-			 const char *globs, uint64_t budget);
+int ga_artifacts_collect(const char *spool_dir, const char *name, uid_t uid,
+                         gid_t gid, const char *work_dir,
+                         const char *const *log_paths, size_t n_logs,
+                         const char *globs, uint64_t budget);
 
 /* What the sender reads back from one att/NAME directory. */
 struct ga_artifact_set {
@@ -48,7 +48,7 @@ struct ga_artifact_set {
 	size_t n_files;
 	struct ga_mail_skipped *skipped;
 	size_t n_skipped;
-	char **strings;         /* everything the pointers above point to */
+	char **strings; /* everything the pointers above point to */
 	size_t n_strings;
 };
 
@@ -59,6 +59,6 @@ void ga_artifact_set_finish(struct ga_artifact_set *s);
  * ga_artifacts_collect) to S, reading at most MAX bytes in all.  A missing
  * directory adds nothing.  Returns 0, -ENOMEM or -errno. */
 int ga_artifacts_load(const char *att_dir, uint64_t max,
-		      struct ga_artifact_set *s);
+                      struct ga_artifact_set *s);
 
 #endif

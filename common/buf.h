@@ -6,10 +6,10 @@
 #include <stddef.h>
 
 struct ga_buf {
-	char *data;     /* NUL-terminated; NULL until the first append */
-	size_t len;     /* bytes used, excluding the NUL */
+	char *data; /* NUL-terminated; NULL until the first append */
+	size_t len; /* bytes used, excluding the NUL */
 	size_t cap;
-	bool failed;    /* an allocation failed: contents are incomplete */
+	bool failed; /* an allocation failed: contents are incomplete */
 };
 
 /* Caller storage: init zeroes, finish frees.  Appends never fail loudly:
@@ -23,7 +23,7 @@ void ga_buf_append(struct ga_buf *b, const void *data, size_t len);
 void ga_buf_puts(struct ga_buf *b, const char *s);
 void ga_buf_putc(struct ga_buf *b, char c);
 void ga_buf_printf(struct ga_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 /* Hand the data over to the caller (who frees it) and reset B.  Returns
  * NULL if any append failed (the data is freed then). Returns "" (heap) for

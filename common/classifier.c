@@ -34,9 +34,9 @@ struct rule_rec {
 
 struct ga_classifier {
 	const struct ga_ruleset *rs;
-	const struct ga_prefilter *pf;  /* the ruleset's, or tuned_pf */
+	const struct ga_prefilter *pf; /* the ruleset's, or tuned_pf */
 	struct ga_prefilter *tuned_pf;
-	char *sample;                   /* until tuned: the log's first bytes */
+	char *sample; /* until tuned: the log's first bytes */
 	size_t sample_len;
 	bool tuned;
 	size_t n_rules;
@@ -53,8 +53,8 @@ struct ga_classifier {
 	/* the region being scanned */
 	const char *region;
 	size_t region_len;
-	size_t scan_base;       /* offset of the scanned part in the region */
-	size_t counted;         /* '\n' counted in the region up to here */
+	size_t scan_base; /* offset of the scanned part in the region */
+	size_t counted;   /* '\n' counted in the region up to here */
 	uint64_t counted_line;
 	/* tail: ring of the last tail_bytes raw bytes */
 	char *ring;
@@ -62,7 +62,7 @@ struct ga_classifier {
 	size_t ring_pos;
 	bool ring_full;
 	size_t tail_lines;
-	char *imported_tail;    /* set by ga_classifier_read_state */
+	char *imported_tail; /* set by ga_classifier_read_state */
 	size_t imported_tail_lines;
 	bool oom;
 };
@@ -84,12 +84,16 @@ static size_t clean_text(const char *in, size_t len, char *out)
 			i++;
 			if (i < len && s[i] == '[') {
 				/* CSI: parameters, then a final byte 0x40-0x7e */
-				for (i++; i < len && !(s[i] >= 0x40 && s[i] <= 0x7e); i++)
+				for (i++;
+				     i < len && !(s[i] >= 0x40 && s[i] <= 0x7e);
+				     i++)
 					;
 				i++;
 			} else if (i < len && s[i] == ']') {
 				/* OSC: until BEL or ESC \ */
-				for (i++; i < len && s[i] != 0x07 && s[i] != 0x1b; i++)
+				for (i++;
+				     i < len && s[i] != 0x07 && s[i] != 0x1b;
+				     i++)
 					;
 				if (i < len && s[i] == 0x1b)
 					i++;
@@ -124,12 +128,13 @@ static size_t rank_prefix(const char *s, size_t len)
 			size_t j = i + 1;
 
 			while (j < len && ((s[j] >= 'a' && s[j] <= 'z') ||
-					   (s[j] >= 'A' && s[j] <= 'Z')))
+			                   (s[j] >= 'A' && s[j] <= 'Z')))
 				j++;
 			d = j;
 			while (j < len && s[j] >= '0' && s[j] <= '9')
 				j++;
-			if (j == d || j + 1 >= len || s[j] != ']' || s[j + 1] != ':')
+			if (j == d || j + 1 >= len || s[j] != ']' ||
+			    s[j + 1] != ':')
 				break;
 			off = j + 2;
 		} else {
@@ -137,8 +142,8 @@ static size_t rank_prefix(const char *s, size_t len)
 
 			while (j < len && s[j] >= '0' && s[j] <= '9')
 				j++;
-			if (j == i || j - i > 6 || j + 1 >= len || s[j] != ':' ||
-			    s[j + 1] != ' ')
+			if (j == i || j - i > 6 || j + 1 >= len ||
+			    s[j] != ':' || s[j + 1] != ' ')
 				break;
 			off = j + 2;
 		}
@@ -171,7 +176,7 @@ static size_t mark_owners(void *ctx, size_t pos, size_t lit)
 }
 
 static void record_hit(struct ga_classifier *c, uint32_t rule, uint64_t line,
-		       const char *text, size_t len)
+                       const char *text, size_t len)
 {
 	struct rule_rec *rec = &c->recs[rule];
 	struct hit *h;
@@ -193,8 +198,8 @@ static void record_hit(struct ga_classifier *c, uint32_t rule, uint64_t line,
 
 /* Match one segment (raw bytes, no terminator) against the rules whose
  * literals it contains. */
-static void match_segment(struct ga_classifier *c, const char *seg,
-			  size_t len, uint64_t line)
+static void match_segment(struct ga_classifier *c, const char *seg, size_t len,
+                          uint64_t line)
 {
 	const struct ga_prefilter *pf = c->pf;
 	bool claimed = false;
@@ -214,16 +219,19 @@ static void match_segment(struct ga_classifier *c, const char *seg,
 	for (size_t i = 0; i < c->n_touched; i++) {
 		uint32_t r = c->touched[i];
 
-		c->mark[r] = ga_rule_match(ga_ruleset_rule(c->rs, r), c->matcher,
-					   c->norm + body, n - body) == 1;
-		if (c->mark[r] && !ga_rule_is_fallback(ga_ruleset_rule(c->rs, r)))
+		c->mark[r] = ga_rule_match(ga_ruleset_rule(c->rs, r),
+		                           c->matcher, c->norm + body,
+		                           n - body) == 1;
+		if (c->mark[r] &&
+		    !ga_rule_is_fallback(ga_ruleset_rule(c->rs, r)))
 			claimed = true;
 	}
 	for (size_t i = 0; i < c->n_touched; i++) {
 		uint32_t r = c->touched[i];
 
 		if (c->mark[r] &&
-		    !(claimed && ga_rule_is_fallback(ga_ruleset_rule(c->rs, r))))
+		    !(claimed &&
+		      ga_rule_is_fallback(ga_ruleset_rule(c->rs, r))))
 			record_hit(c, r, line, c->norm, n);
 		c->mark[r] = 0;
 	}
@@ -288,7 +296,7 @@ static size_t on_literal(void *ctx, size_t pos, size_t lit)
 }
 
 static void on_region(void *ctx, const char *data, size_t len,
-		      uint64_t first_line)
+                      uint64_t first_line)
 {
 	struct ga_classifier *c = ctx;
 	const struct ga_prefilter *pf = c->pf;
@@ -310,11 +318,13 @@ static void on_region(void *ctx, const char *data, size_t len,
 	 * literal). */
 	while (pos < len) {
 		const char *esc = memchr(data + pos, 0x1b, len - pos);
-		size_t stop = esc ? segment_start(data, (size_t)(esc - data)) : len;
+		size_t stop = esc ? segment_start(data, (size_t)(esc - data))
+		                  : len;
 
 		if (stop > pos && pf) {
 			c->scan_base = pos;
-			ga_prefilter_scan(pf, data + pos, stop - pos, on_literal, c);
+			ga_prefilter_scan(pf, data + pos, stop - pos,
+			                  on_literal, c);
 		}
 		if (!esc)
 			break;
@@ -494,8 +504,9 @@ static void tune(struct ga_classifier *c, const char *data, size_t len)
 	if (len < TUNE_SAMPLE && !c->sample_len && len)
 		c->sample = malloc(TUNE_SAMPLE);
 	if (c->sample) {
-		n = TUNE_SAMPLE - c->sample_len < len ? TUNE_SAMPLE - c->sample_len
-						      : len;
+		n = TUNE_SAMPLE - c->sample_len < len
+		            ? TUNE_SAMPLE - c->sample_len
+		            : len;
 		memcpy(c->sample + c->sample_len, data, n);
 		c->sample_len += n;
 		if (c->sample_len < TUNE_SAMPLE)
@@ -547,7 +558,7 @@ void ga_verdict_finish(struct ga_verdict *v)
 /* The first line at which rule I counts, UINT64_MAX for a status rule,
  * 0 when it does not count for ST. */
 static uint64_t rule_first_line(const struct ga_classifier *c, size_t i,
-				const struct ga_status *st)
+                                const struct ga_status *st)
 {
 	const struct ga_rule *r = ga_ruleset_rule(c->rs, i);
 
@@ -559,7 +570,7 @@ static uint64_t rule_first_line(const struct ga_classifier *c, size_t i,
 }
 
 static bool set_evidence(struct ga_evidence *e, uint64_t line,
-			 const struct ga_rule *r, const char *text)
+                         const struct ga_rule *r, const char *text)
 {
 	e->line = line;
 	e->cls = ga_rule_class(r);
@@ -581,7 +592,7 @@ static int cmp_evidence(const void *a, const void *b)
 
 /* Add rule I's evidence for ST to V->evidence (class already chosen). */
 static bool add_rule_evidence(struct ga_classifier *c, size_t i,
-			      const struct ga_status *st, struct ga_verdict *v)
+                              const struct ga_status *st, struct ga_verdict *v)
 {
 	const struct ga_rule *r = ga_ruleset_rule(c->rs, i);
 	bool ok = true;
@@ -593,8 +604,8 @@ static bool add_rule_evidence(struct ga_classifier *c, size_t i,
 			return true;
 		ga_buf_init(&b);
 		ga_rule_describe_status(r, st, &b);
-		ok = !b.failed && set_evidence(&v->evidence[v->n_evidence++],
-					       0, r, b.data ? b.data : "");
+		ok = !b.failed && set_evidence(&v->evidence[v->n_evidence++], 0,
+		                               r, b.data ? b.data : "");
 		ga_buf_finish(&b);
 		return ok;
 	}
@@ -607,13 +618,13 @@ static bool add_rule_evidence(struct ga_classifier *c, size_t i,
 		if (dup || v->n_evidence >= GA_EVIDENCE_MAX)
 			continue;
 		ok &= set_evidence(&v->evidence[v->n_evidence++], h->line, r,
-				   h->text);
+		                   h->text);
 	}
 	return ok;
 }
 
 int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
-			 struct ga_verdict *v)
+                         struct ga_verdict *v)
 {
 	struct ga_status unknown, proven;
 	size_t best = SIZE_MAX;
@@ -654,7 +665,8 @@ int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 		if (!line)
 			continue;
 		if (best != SIZE_MAX &&
-		    ga_rule_priority(r) < ga_rule_priority(ga_ruleset_rule(c->rs, best)))
+		    ga_rule_priority(r) <
+		            ga_rule_priority(ga_ruleset_rule(c->rs, best)))
 			break;
 		if (best == SIZE_MAX || line < best_line) {
 			best = i;
@@ -663,7 +675,8 @@ int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 	}
 
 	if (best == SIZE_MAX) {
-		v->cls = ga_status_failed(st) ? GA_CLASS_UNKNOWN : GA_CLASS_SUCCESS;
+		v->cls = ga_status_failed(st) ? GA_CLASS_UNKNOWN
+		                              : GA_CLASS_SUCCESS;
 		v->hint = strdup(ga_class_default_hint(v->cls));
 		ok &= v->hint != NULL;
 	} else {
@@ -696,8 +709,9 @@ int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 
 			/* The weakest evidence (a bare traceback header, a bare
 			 * errno string) is listed only when it decides. */
-			if ((int)ga_rule_class(r) != cls || !ga_rule_has_patterns(r) ||
-			    !c->recs[i].n || ga_rule_priority(r) < WEAK_PRIORITY)
+			if ((int)ga_rule_class(r) != cls ||
+			    !ga_rule_has_patterns(r) || !c->recs[i].n ||
+			    ga_rule_priority(r) < WEAK_PRIORITY)
 				continue;
 			line = c->recs[i].hits[0].line;
 			if (line < first_line) {
@@ -706,9 +720,10 @@ int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 			}
 		}
 		if (first != SIZE_MAX)
-			ok &= set_evidence(&v->others[v->n_others++], first_line,
-					   ga_ruleset_rule(c->rs, first),
-					   c->recs[first].hits[0].text);
+			ok &= set_evidence(&v->others[v->n_others++],
+			                   first_line,
+			                   ga_ruleset_rule(c->rs, first),
+			                   c->recs[first].hits[0].text);
 	}
 	qsort(v->others, v->n_others, sizeof(v->others[0]), cmp_evidence);
 
@@ -723,7 +738,7 @@ int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 }
 
 static void write_evidence(struct ga_buf *out, const struct ga_evidence *e,
-			   size_t n)
+                           size_t n)
 {
 	ga_buf_putc(out, '[');
 	for (size_t i = 0; i < n; i++) {
@@ -796,7 +811,7 @@ void ga_verdict_write_json(const struct ga_verdict *v, struct ga_buf *out)
 }
 
 int ga_classify_fd(const struct ga_ruleset *rs, int fd,
-		   const struct ga_status *st, struct ga_verdict *v)
+                   const struct ga_status *st, struct ga_verdict *v)
 {
 	struct ga_classifier *c = ga_classifier_create(rs);
 	char *buf = malloc(1 << 20);
@@ -837,7 +852,7 @@ void ga_classifier_write_state(struct ga_classifier *c, struct ga_buf *out)
 
 	ga_linereader_finish(&c->reader);
 	tail = c->imported_tail ? strdup(c->imported_tail)
-				: render_tail(c, &tail_lines);
+	                        : render_tail(c, &tail_lines);
 	if (c->imported_tail)
 		tail_lines = c->imported_tail_lines;
 	ga_buf_putc(out, '{');
@@ -845,7 +860,7 @@ void ga_classifier_write_state(struct ga_classifier *c, struct ga_buf *out)
 	ga_buf_puts(out, "1");
 	ga_json_key(out, &first, "lines");
 	ga_buf_printf(out, "%llu",
-		      (unsigned long long)ga_linereader_lines(&c->reader));
+	              (unsigned long long)ga_linereader_lines(&c->reader));
 	ga_json_key(out, &first, "bytes");
 	ga_buf_printf(out, "%llu", (unsigned long long)c->reader.bytes);
 	ga_json_key(out, &first, "long_lines");
@@ -866,11 +881,11 @@ void ga_classifier_write_state(struct ga_classifier *c, struct ga_buf *out)
 		ga_buf_puts(out, "{\"id\":");
 		ga_json_str(out, ga_rule_id(ga_ruleset_rule(c->rs, i)));
 		ga_buf_printf(out, ",\"count\":%llu,\"hits\":[",
-			      (unsigned long long)rec->count);
+		              (unsigned long long)rec->count);
 		for (size_t k = 0; k < rec->n; k++) {
-			ga_buf_printf(out, "%s{\"line\":%llu,\"text\":",
-				      k ? "," : "",
-				      (unsigned long long)rec->hits[k].line);
+			ga_buf_printf(
+			        out, "%s{\"line\":%llu,\"text\":", k ? "," : "",
+			        (unsigned long long)rec->hits[k].line);
 			ga_json_str(out, rec->hits[k].text);
 			ga_buf_putc(out, '}');
 		}
@@ -899,7 +914,7 @@ static ssize_t find_rule(const struct ga_classifier *c, const char *id)
 }
 
 int ga_classifier_read_state(struct ga_classifier *c, const char *json,
-			     size_t len, const char **err)
+                             size_t len, const char **err)
 {
 	struct ga_json *root;
 	const struct ga_json *rules;
@@ -909,11 +924,13 @@ int ga_classifier_read_state(struct ga_classifier *c, const char *json,
 
 	root = ga_json_parse(json, len, err);
 	if (!root)
-		return (err && *err && !strcmp(*err, "out of memory")) ? -ENOMEM
-									 : -EINVAL;
+		return (err && *err && !strcmp(*err, "out of memory"))
+		               ? -ENOMEM
+		               : -EINVAL;
 	rules = ga_json_get(root, "rules");
 	tail = ga_json_get_str(root, "tail");
-	if (!get_u64(root, "lines", &lines) || !get_u64(root, "bytes", &bytes) ||
+	if (!get_u64(root, "lines", &lines) ||
+	    !get_u64(root, "bytes", &bytes) ||
 	    !get_u64(root, "long_lines", &long_lines) || !rules ||
 	    rules->type != GA_JSON_ARRAY || !tail) {
 		if (err)
@@ -945,7 +962,8 @@ int ga_classifier_read_state(struct ga_classifier *c, const char *json,
 			continue; /* rules changed since: ignore */
 		c->recs[at].count = 0;
 		for (size_t k = 0; k < hits->n && k < HITS_PER_RULE; k++) {
-			const char *text = ga_json_get_str(&hits->items[k], "text");
+			const char *text = ga_json_get_str(&hits->items[k],
+			                                   "text");
 			uint64_t line;
 
 			if (!text || !get_u64(&hits->items[k], "line", &line) ||
@@ -967,7 +985,7 @@ int ga_classifier_read_state(struct ga_classifier *c, const char *json,
 	free(c->imported_tail);
 	c->imported_tail = strndup(tail, STATE_TAIL_MAX);
 	c->imported_tail_lines = (size_t)(tail_lines < 100000 ? tail_lines
-								: 100000);
+	                                                      : 100000);
 	rc = c->imported_tail && !c->oom ? 0 : -ENOMEM;
 out:
 	ga_json_free(root);

@@ -26,15 +26,15 @@
 #define GA_EVIDENCE_TEXT_MAX 512
 
 struct ga_evidence {
-	uint64_t line;          /* 1-based; 0 for a fact about how it ended */
+	uint64_t line; /* 1-based; 0 for a fact about how it ended */
 	enum ga_class cls;
-	char *rule;             /* rule id */
-	char *text;             /* the line, cleaned, at most ~512 bytes */
+	char *rule; /* rule id */
+	char *text; /* the line, cleaned, at most ~512 bytes */
 };
 
 struct ga_verdict {
 	enum ga_class cls;
-	char *rule;             /* deciding rule; NULL for success/unknown */
+	char *rule; /* deciding rule; NULL for success/unknown */
 	char *hint;
 	int priority;
 	/* The lines that decided it: the deciding class's evidence, by line. */
@@ -48,8 +48,8 @@ struct ga_verdict {
 	struct ga_status status;
 	uint64_t lines;
 	uint64_t bytes;
-	uint64_t long_lines;    /* lines matched on a prefix only */
-	char *tail;             /* last lines, cleaned, '\n'-separated */
+	uint64_t long_lines; /* lines matched on a prefix only */
+	char *tail;          /* last lines, cleaned, '\n'-separated */
 	size_t tail_lines;
 };
 
@@ -63,7 +63,7 @@ void ga_classifier_destroy(struct ga_classifier *c);
 /* Keep the last LINES lines (at most BYTES bytes) for the verdict's tail.
  * Defaults: 60 lines, 16 KiB.  Call before the first feed. */
 void ga_classifier_set_tail(struct ga_classifier *c, size_t lines,
-			    size_t bytes);
+                            size_t bytes);
 
 /* Feed the next LEN bytes of the log. */
 void ga_classifier_feed(struct ga_classifier *c, const char *data, size_t len);
@@ -74,7 +74,7 @@ void ga_classifier_feed(struct ga_classifier *c, const char *data, size_t len);
  * scheduler state is known).  Returns 0, or -ENOMEM (V then holds what
  * could be filled). */
 int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
-			 struct ga_verdict *v);
+                         struct ga_verdict *v);
 
 void ga_verdict_init(struct ga_verdict *v);
 void ga_verdict_finish(struct ga_verdict *v);
@@ -94,11 +94,11 @@ void ga_classifier_write_state(struct ga_classifier *c, struct ga_buf *out);
  * untrusted: sizes are bounded, unknown rule ids ignored.  Returns 0,
  * -EINVAL (malformed; *ERR static) or -ENOMEM. */
 int ga_classifier_read_state(struct ga_classifier *c, const char *json,
-			     size_t len, const char **err);
+                             size_t len, const char **err);
 
 /* Convenience: classify the whole of file descriptor FD.  Returns 0, or
  * -errno on a read error (V holds the verdict so far). */
 int ga_classify_fd(const struct ga_ruleset *rs, int fd,
-		   const struct ga_status *st, struct ga_verdict *v);
+                   const struct ga_status *st, struct ga_verdict *v);
 
 #endif

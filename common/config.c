@@ -18,7 +18,7 @@ struct key {
 	const char *name;
 	enum kind kind;
 	size_t offset;
-	uint64_t min, max;      /* for numbers */
+	uint64_t min, max; /* for numbers */
 };
 
 #define F(field) offsetof(struct ga_config, field)
@@ -27,39 +27,43 @@ struct key {
 /* Every key, its type and its bounds.  Values outside are rejected: the
  * file is written by an admin but read inside slurmstepd. */
 static const struct key keys[] = {
-	{ "general", "default_mode", K_MODE, F(default_mode), 0, 0 },
-	{ "general", "log_pattern", K_STR, F(log_pattern), 1, PATH_MAX },
-	{ "general", "log_file_mode", K_OCTAL, F(log_file_mode), 0400, 0666 },
-	{ "general", "rules_dir", K_STR, F(rules_dir), 0, PATH_MAX },
-	{ "general", "spool_dir", K_STR, F(spool_dir), 1, PATH_MAX },
-	{ "general", "tail_lines", K_UINT, F(tail_lines), 0, 10000 },
-	{ "general", "helper_max_rss", K_U64, F(helper_max_rss), 8 * MiB, 4096 * MiB },
-	{ "general", "drain_timeout_ms", K_UINT, F(drain_timeout_ms), 10, 60000 },
-	{ "general", "query_scheduler", K_BOOL, F(query_scheduler), 0, 1 },
-	{ "recipients", "policy", K_POLICY, F(recipient_policy), 0, 0 },
-	{ "recipients", "owner_domain", K_STR, F(owner_domain), 0, 253 },
-	{ "recipients", "allowed_domains", K_STR, F(allowed_domains), 0, 4096 },
-	{ "recipients", "max_recipients", K_UINT, F(max_recipients), 1, 100 },
-	{ "spool", "entry_max", K_U64, F(spool_entry_max), 64 * 1024, 1024 * MiB },
-	{ "spool", "total_max", K_U64, F(spool_total_max), MiB, UINT64_C(1) << 40 },
-	{ "spool", "quiet_period", K_UINT, F(spool_quiet_s), 0, 3600 },
-	{ "mail", "smtp_url", K_STR, F(smtp_url), 0, 1024 },
-	{ "mail", "tls", K_TLS, F(tls), 0, 0 },
-	{ "mail", "from", K_STR, F(mail_from), 0, 254 },
-	{ "mail", "credentials_file", K_STR, F(credentials_file), 0, PATH_MAX },
-	{ "mail", "connect_timeout", K_UINT, F(connect_timeout_s), 1, 600 },
-	{ "mail", "timeout", K_UINT, F(timeout_s), 1, 3600 },
-	{ "mail", "attach_budget", K_U64, F(attach_budget), 0, 100 * MiB },
-	{ "mail", "artifact_globs", K_STR, F(artifact_globs), 0, 4096 },
-	{ "mail", "max_age", K_UINT, F(max_age_s), 60, 30 * 86400 },
-	{ "mail", "retry_base", K_UINT, F(retry_base_s), 1, 86400 },
-	{ "mail", "rate_per_user_hour", K_UINT, F(rate_per_user_hour), 1, 100000 },
-	{ "mail", "rate_global_hour", K_UINT, F(rate_global_hour), 1, 1000000 },
-	{ "webhook", "url", K_STR, F(webhook_url), 0, 2048 },
-	{ "webhook", "timeout", K_UINT, F(webhook_timeout_s), 1, 600 },
+        {"general", "default_mode", K_MODE, F(default_mode), 0, 0},
+        {"general", "log_pattern", K_STR, F(log_pattern), 1, PATH_MAX},
+        {"general", "log_file_mode", K_OCTAL, F(log_file_mode), 0400, 0666},
+        {"general", "rules_dir", K_STR, F(rules_dir), 0, PATH_MAX},
+        {"general", "spool_dir", K_STR, F(spool_dir), 1, PATH_MAX},
+        {"general", "tail_lines", K_UINT, F(tail_lines), 0, 10000},
+        {"general", "helper_max_rss", K_U64, F(helper_max_rss), 8 * MiB,
+         4096 * MiB},
+        {"general", "drain_timeout_ms", K_UINT, F(drain_timeout_ms), 10, 60000},
+        {"general", "query_scheduler", K_BOOL, F(query_scheduler), 0, 1},
+        {"recipients", "policy", K_POLICY, F(recipient_policy), 0, 0},
+        {"recipients", "owner_domain", K_STR, F(owner_domain), 0, 253},
+        {"recipients", "allowed_domains", K_STR, F(allowed_domains), 0, 4096},
+        {"recipients", "max_recipients", K_UINT, F(max_recipients), 1, 100},
+        {"spool", "entry_max", K_U64, F(spool_entry_max), 64 * 1024,
+         1024 * MiB},
+        {"spool", "total_max", K_U64, F(spool_total_max), MiB,
+         UINT64_C(1) << 40},
+        {"spool", "quiet_period", K_UINT, F(spool_quiet_s), 0, 3600},
+        {"mail", "smtp_url", K_STR, F(smtp_url), 0, 1024},
+        {"mail", "tls", K_TLS, F(tls), 0, 0},
+        {"mail", "from", K_STR, F(mail_from), 0, 254},
+        {"mail", "credentials_file", K_STR, F(credentials_file), 0, PATH_MAX},
+        {"mail", "connect_timeout", K_UINT, F(connect_timeout_s), 1, 600},
+        {"mail", "timeout", K_UINT, F(timeout_s), 1, 3600},
+        {"mail", "attach_budget", K_U64, F(attach_budget), 0, 100 * MiB},
+        {"mail", "artifact_globs", K_STR, F(artifact_globs), 0, 4096},
+        {"mail", "max_age", K_UINT, F(max_age_s), 60, 30 * 86400},
+        {"mail", "retry_base", K_UINT, F(retry_base_s), 1, 86400},
+        {"mail", "rate_per_user_hour", K_UINT, F(rate_per_user_hour), 1,
+         100000},
+        {"mail", "rate_global_hour", K_UINT, F(rate_global_hour), 1, 1000000},
+        {"webhook", "url", K_STR, F(webhook_url), 0, 2048},
+        {"webhook", "timeout", K_UINT, F(webhook_timeout_s), 1, 600},
 };
 
-static const char *const mode_names[] = { "off", "log", "email", "webhook" };
+static const char *const mode_names[] = {"off", "log", "email", "webhook"};
 
 int ga_mode_from_name(const char *name)
 {
@@ -136,7 +140,7 @@ void ga_config_finish(struct ga_config *cfg)
 }
 
 static int parse_u64(const char *v, int base, uint64_t min, uint64_t max,
-		     uint64_t *out)
+                     uint64_t *out)
 {
 	char *end;
 	unsigned long long n;
@@ -149,8 +153,10 @@ static int parse_u64(const char *v, int base, uint64_t min, uint64_t max,
 		return -EINVAL;
 	/* Sizes may carry a K/M/G suffix. */
 	if (*end && base == 10 && !end[1]) {
-		unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 :
-				 *end == 'G' ? 30 : 0;
+		unsigned shift = *end == 'K'   ? 10
+		                 : *end == 'M' ? 20
+		                 : *end == 'G' ? 30
+		                               : 0;
 
 		if (!shift || n > (UINT64_MAX >> shift))
 			return -EINVAL;
@@ -165,7 +171,7 @@ static int parse_u64(const char *v, int base, uint64_t min, uint64_t max,
 
 /* Apply VALUE to key K.  Returns 0, -EINVAL (with *WHY set) or -ENOMEM. */
 static int apply(struct ga_config *cfg, const struct key *k, const char *value,
-		 const char **why)
+                 const char **why)
 {
 	void *field = (char *)cfg + k->offset;
 	uint64_t n;
@@ -208,8 +214,8 @@ static int apply(struct ga_config *cfg, const struct key *k, const char *value,
 		if (!strcasecmp(value, "yes") || !strcasecmp(value, "true") ||
 		    !strcmp(value, "1"))
 			*(bool *)field = true;
-		else if (!strcasecmp(value, "no") || !strcasecmp(value, "false") ||
-			 !strcmp(value, "0"))
+		else if (!strcasecmp(value, "no") ||
+		         !strcasecmp(value, "false") || !strcmp(value, "0"))
 			*(bool *)field = false;
 		else {
 			*why = "not yes or no";
@@ -226,9 +232,11 @@ static int apply(struct ga_config *cfg, const struct key *k, const char *value,
 		return 0;
 	case K_POLICY:
 		if (!strcmp(value, "owner"))
-			*(enum ga_recipient_policy *)field = GA_RECIPIENTS_OWNER;
+			*(enum ga_recipient_policy *)field =
+			        GA_RECIPIENTS_OWNER;
 		else if (!strcmp(value, "domains"))
-			*(enum ga_recipient_policy *)field = GA_RECIPIENTS_DOMAINS;
+			*(enum ga_recipient_policy *)field =
+			        GA_RECIPIENTS_DOMAINS;
 		else {
 			*why = "not owner or domains";
 			return -EINVAL;
@@ -267,8 +275,8 @@ struct load_ctx {
 	struct ga_diag *diag;
 	const char *path;
 	FILE *file;
-	unsigned line;          /* line of the chunk inih is handling */
-	unsigned newlines;      /* complete lines read so far */
+	unsigned line;     /* line of the chunk inih is handling */
+	unsigned newlines; /* complete lines read so far */
 	int errors;
 	int nomem;
 };
@@ -293,7 +301,7 @@ static char *read_line(char *str, int num, void *stream)
 }
 
 static int on_ini(void *user, const char *section, const char *name,
-		  const char *value)
+                  const char *value)
 {
 	struct load_ctx *ctx = user;
 	unsigned lineno = ctx->line;
@@ -303,7 +311,8 @@ static int on_ini(void *user, const char *section, const char *name,
 
 	if (!k) {
 		ga_diag_error(ctx->diag, ctx->path, lineno,
-			      "unknown key '%s' in section [%s]", name, section);
+		              "unknown key '%s' in section [%s]", name,
+		              section);
 		ctx->errors++;
 		return 1; /* keep going: report every problem */
 	}
@@ -312,16 +321,16 @@ static int on_ini(void *user, const char *section, const char *name,
 		ctx->nomem = 1;
 	else if (rc < 0) {
 		ga_diag_error(ctx->diag, ctx->path, lineno,
-			      "[%s] %s = '%s': %s", section, name, value, why);
+		              "[%s] %s = '%s': %s", section, name, value, why);
 		ctx->errors++;
 	}
 	return 1;
 }
 
 int ga_config_load(struct ga_config *cfg, const char *path,
-		   struct ga_diag *diag)
+                   struct ga_diag *diag)
 {
-	struct load_ctx ctx = { cfg, diag, path, NULL, 0, 0, 0, 0 };
+	struct load_ctx ctx = {cfg, diag, path, NULL, 0, 0, 0, 0};
 	int rc;
 
 	ctx.file = fopen(path, "re");
@@ -332,8 +341,9 @@ int ga_config_load(struct ga_config *cfg, const char *path,
 	if (rc > 0) {
 		/* inih: the first line it could not parse (e.g. over its
 		 * line length limit, or a missing ']'). */
-		ga_diag_error(diag, path, (unsigned)rc, "cannot parse this line "
-			      "(malformed, or longer than inih's limit)");
+		ga_diag_error(diag, path, (unsigned)rc,
+		              "cannot parse this line "
+		              "(malformed, or longer than inih's limit)");
 		ctx.errors++;
 	} else if (rc < 0) {
 		return -EIO;
@@ -344,7 +354,7 @@ int ga_config_load(struct ga_config *cfg, const char *path,
 }
 
 int ga_config_set(struct ga_config *cfg, const char *key, const char *value,
-		  const char *origin, struct ga_diag *diag)
+                  const char *origin, struct ga_diag *diag)
 {
 	char section[32] = "";
 	const char *name = key, *dot = strchr(key, '.');

@@ -15,59 +15,59 @@
 #include "diag.h"
 
 enum ga_mode {
-	GA_MODE_OFF = 0,        /* nothing: no log, no report */
-	GA_MODE_LOG,            /* durable logs and report, no notification */
-	GA_MODE_EMAIL,          /* + mail to the job owner or given addresses */
-	GA_MODE_WEBHOOK,        /* + the admin's webhook */
+	GA_MODE_OFF = 0, /* nothing: no log, no report */
+	GA_MODE_LOG,     /* durable logs and report, no notification */
+	GA_MODE_EMAIL,   /* + mail to the job owner or given addresses */
+	GA_MODE_WEBHOOK, /* + the admin's webhook */
 };
 
 enum ga_recipient_policy {
-	GA_RECIPIENTS_OWNER = 0,   /* only the job owner's own address */
-	GA_RECIPIENTS_DOMAINS,     /* the owner, or addresses in allowed_domains */
+	GA_RECIPIENTS_OWNER = 0, /* only the job owner's own address */
+	GA_RECIPIENTS_DOMAINS, /* the owner, or addresses in allowed_domains */
 };
 
 enum ga_tls {
-	GA_TLS_NONE = 0,        /* plain SMTP (a local relay) */
-	GA_TLS_STARTTLS,        /* STARTTLS required: fail if not offered */
-	GA_TLS_TRY,             /* STARTTLS if offered (logged when it is not) */
-	GA_TLS_IMPLICIT,        /* smtps:// */
+	GA_TLS_NONE = 0, /* plain SMTP (a local relay) */
+	GA_TLS_STARTTLS, /* STARTTLS required: fail if not offered */
+	GA_TLS_TRY,      /* STARTTLS if offered (logged when it is not) */
+	GA_TLS_IMPLICIT, /* smtps:// */
 };
 
 struct ga_config {
 	/* [general] */
-	enum ga_mode default_mode;      /* when --gpualert is absent */
-	char *log_pattern;              /* %j %s %t %u %x %N %w %% */
-	unsigned log_file_mode;         /* e.g. 0600 */
+	enum ga_mode default_mode; /* when --gpualert is absent */
+	char *log_pattern;         /* %j %s %t %u %x %N %w %% */
+	unsigned log_file_mode;    /* e.g. 0600 */
 	char *rules_dir;
 	char *spool_dir;
 	unsigned tail_lines;
-	uint64_t helper_max_rss;        /* capture helper RLIMIT_AS, bytes */
-	unsigned drain_timeout_ms;      /* task_exit wait for the helper */
-	bool query_scheduler;           /* slurm_load_job() on signal deaths */
+	uint64_t helper_max_rss;   /* capture helper RLIMIT_AS, bytes */
+	unsigned drain_timeout_ms; /* task_exit wait for the helper */
+	bool query_scheduler;      /* slurm_load_job() on signal deaths */
 
 	/* [recipients] */
 	enum ga_recipient_policy recipient_policy;
-	char *owner_domain;             /* owner address = user@owner_domain */
-	char *allowed_domains;          /* comma-separated */
+	char *owner_domain;    /* owner address = user@owner_domain */
+	char *allowed_domains; /* comma-separated */
 	unsigned max_recipients;
 
 	/* [spool] */
-	uint64_t spool_entry_max;       /* bytes per entry */
-	uint64_t spool_total_max;       /* bytes in the whole spool */
-	unsigned spool_quiet_s;         /* a job is complete this long after
+	uint64_t spool_entry_max; /* bytes per entry */
+	uint64_t spool_total_max; /* bytes in the whole spool */
+	unsigned spool_quiet_s;   /* a job is complete this long after
 					 * its last report (batch step: at once) */
 
 	/* [mail] */
-	char *smtp_url;                 /* smtp://host:port or smtps:// */
+	char *smtp_url; /* smtp://host:port or smtps:// */
 	enum ga_tls tls;
 	char *mail_from;
-	char *credentials_file;         /* "user:password", root/service only */
+	char *credentials_file; /* "user:password", root/service only */
 	unsigned connect_timeout_s;
 	unsigned timeout_s;
-	uint64_t attach_budget;         /* bytes of attachments per message */
-	char *artifact_globs;           /* comma-separated, in the work dir */
-	unsigned max_age_s;             /* give up (dead-letter) after this */
-	unsigned retry_base_s;          /* first retry delay, doubled each time */
+	uint64_t attach_budget; /* bytes of attachments per message */
+	char *artifact_globs;   /* comma-separated, in the work dir */
+	unsigned max_age_s;     /* give up (dead-letter) after this */
+	unsigned retry_base_s;  /* first retry delay, doubled each time */
 	unsigned rate_per_user_hour;
 	unsigned rate_global_hour;
 
@@ -86,13 +86,13 @@ void ga_config_finish(struct ga_config *cfg);
  * callers), -EINVAL when it had errors (every valid key still applied),
  * or another -errno. */
 int ga_config_load(struct ga_config *cfg, const char *path,
-		   struct ga_diag *diag);
+                   struct ga_diag *diag);
 
 /* Apply one "key=value" override (plugstack.conf arguments).  KEY may be
  * "section.key" or a bare key searched in every section.  Returns 0 or
  * -EINVAL (reported to DIAG with ORIGIN as the location). */
 int ga_config_set(struct ga_config *cfg, const char *key, const char *value,
-		  const char *origin, struct ga_diag *diag);
+                  const char *origin, struct ga_diag *diag);
 
 /* Parse a mode name ("off", "log", "email", "webhook").  -1 if unknown. */
 int ga_mode_from_name(const char *name);

@@ -26,7 +26,7 @@ void ga_diag_finish(struct ga_diag *d)
 }
 
 static void add(struct ga_diag *d, enum ga_log_level level, const char *file,
-		unsigned line, const char *fmt, va_list ap)
+                unsigned line, const char *fmt, va_list ap)
 {
 	struct ga_buf b;
 	char **tmp;
@@ -67,7 +67,7 @@ static void add(struct ga_diag *d, enum ga_log_level level, const char *file,
 }
 
 void ga_diag_error(struct ga_diag *d, const char *file, unsigned line,
-		   const char *fmt, ...)
+                   const char *fmt, ...)
 {
 	va_list ap;
 
@@ -77,7 +77,7 @@ void ga_diag_error(struct ga_diag *d, const char *file, unsigned line,
 }
 
 void ga_diag_warn(struct ga_diag *d, const char *file, unsigned line,
-		  const char *fmt, ...)
+                  const char *fmt, ...)
 {
 	va_list ap;
 

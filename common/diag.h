@@ -6,8 +6,8 @@
 #include <stddef.h>
 
 struct ga_diag {
-	const char *stage;      /* for log lines: "gpualert: <stage>: ..." */
-	char **msgs;            /* "file:LINE: error: message" */
+	const char *stage; /* for log lines: "gpualert: <stage>: ..." */
+	char **msgs;       /* "file:LINE: error: message" */
 	size_t n;
 	size_t errors;
 	size_t warnings;
@@ -20,8 +20,8 @@ void ga_diag_finish(struct ga_diag *d);
 /* Record and log a problem.  LINE 0 omits the line number; FILE NULL
  * omits the location.  D may be NULL: then the message is only logged. */
 void ga_diag_error(struct ga_diag *d, const char *file, unsigned line,
-		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void ga_diag_warn(struct ga_diag *d, const char *file, unsigned line,
-		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -19,6 +19,6 @@ ssize_t ga_read_some(int fd, void *buf, size_t len);
 /* snprintf for paths: a truncated path is an error, never a silently
  * different file.  Returns 0 or -ENAMETOOLONG. */
 int ga_path_printf(char *buf, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -38,8 +38,7 @@ static const char replacement[] = "\xef\xbf\xbd";
 
 /* Append the UTF-8 sequence at P, or U+FFFD for an invalid byte; returns
  * the bytes consumed (at least 1). */
-static size_t put_char(struct ga_buf *out, const unsigned char *p,
-		       size_t avail)
+static size_t put_char(struct ga_buf *out, const unsigned char *p, size_t avail)
 {
 	size_t n = ga_utf8_seq_len(p, avail);
 
@@ -68,10 +67,18 @@ void ga_json_string(struct ga_buf *out, const char *s, size_t len)
 		}
 		if (c < 0x20 || c == 0x7f) {
 			switch (c) {
-			case '\n': ga_buf_puts(out, "\\n"); break;
-			case '\r': ga_buf_puts(out, "\\r"); break;
-			case '\t': ga_buf_puts(out, "\\t"); break;
-			default: ga_buf_printf(out, "\\u%04x", c); break;
+			case '\n':
+				ga_buf_puts(out, "\\n");
+				break;
+			case '\r':
+				ga_buf_puts(out, "\\r");
+				break;
+			case '\t':
+				ga_buf_puts(out, "\\t");
+				break;
+			default:
+				ga_buf_printf(out, "\\u%04x", c);
+				break;
 			}
 			i++;
 			continue;
@@ -123,7 +130,7 @@ struct parser {
 static void skip_ws(struct parser *ps)
 {
 	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' ||
-				   *ps->p == '\n' || *ps->p == '\r'))
+	                           *ps->p == '\n' || *ps->p == '\r'))
 		ps->p++;
 }
 
@@ -197,7 +204,7 @@ static bool parse_string(struct parser *ps, char **out, size_t *out_len)
 		}
 		if (c != '\\') {
 			size_t n = ga_utf8_seq_len((const unsigned char *)ps->p,
-						   (size_t)(ps->end - ps->p));
+			                           (size_t)(ps->end - ps->p));
 
 			if (n == 0) {
 				ga_buf_finish(&b);
@@ -211,14 +218,30 @@ static bool parse_string(struct parser *ps, char **out, size_t *out_len)
 			break;
 		ps->p++;
 		switch (*ps->p) {
-		case '"': ga_buf_putc(&b, '"'); break;
-		case '\\': ga_buf_putc(&b, '\\'); break;
-		case '/': ga_buf_putc(&b, '/'); break;
-		case 'b': ga_buf_putc(&b, '\b'); break;
-		case 'f': ga_buf_putc(&b, '\f'); break;
-		case 'n': ga_buf_putc(&b, '\n'); break;
-		case 'r': ga_buf_putc(&b, '\r'); break;
-		case 't': ga_buf_putc(&b, '\t'); break;
+		case '"':
+			ga_buf_putc(&b, '"');
+			break;
+		case '\\':
+			ga_buf_putc(&b, '\\');
+			break;
+		case '/':
+			ga_buf_putc(&b, '/');
+			break;
+		case 'b':
+			ga_buf_putc(&b, '\b');
+			break;
+		case 'f':
+			ga_buf_putc(&b, '\f');
+			break;
+		case 'n':
+			ga_buf_putc(&b, '\n');
+			break;
+		case 'r':
+			ga_buf_putc(&b, '\r');
+			break;
+		case 't':
+			ga_buf_putc(&b, '\t');
+			break;
 		case 'u': {
 			uint32_t cp, lo;
 
@@ -229,12 +252,14 @@ static bool parse_string(struct parser *ps, char **out, size_t *out_len)
 			ps->p += 4;
 			if (cp >= 0xd800 && cp <= 0xdbff) {
 				if (ps->end - ps->p < 7 || ps->p[1] != '\\' ||
-				    ps->p[2] != 'u' || hex4(ps->p + 3, &lo) < 0 ||
-				    lo < 0xdc00 || lo > 0xdfff) {
+				    ps->p[2] != 'u' ||
+				    hex4(ps->p + 3, &lo) < 0 || lo < 0xdc00 ||
+				    lo > 0xdfff) {
 					ga_buf_finish(&b);
 					return fail(ps, "unpaired surrogate");
 				}
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+				cp = 0x10000 + ((cp - 0xd800) << 10) +
+				     (lo - 0xdc00);
 				ps->p += 6;
 			} else if ((cp >= 0xdc00 && cp <= 0xdfff) || cp == 0) {
 				ga_buf_finish(&b);
@@ -425,7 +450,7 @@ void ga_json_free(struct ga_json *v)
 
 struct ga_json *ga_json_parse(const char *text, size_t len, const char **err)
 {
-	struct parser ps = { text, text + len, NULL };
+	struct parser ps = {text, text + len, NULL};
 	struct ga_json *v = calloc(1, sizeof(*v));
 
 	if (!v) {

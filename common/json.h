@@ -45,12 +45,12 @@ struct ga_json {
 	enum ga_json_type type;
 	bool boolean;
 	double number;
-	bool is_int;            /* number is an integer that fits int64 */
+	bool is_int; /* number is an integer that fits int64 */
 	int64_t integer;
 	char *string;
 	size_t string_len;
-	struct ga_json *items;  /* array elements or object values */
-	char **keys;            /* object keys, parallel to items */
+	struct ga_json *items; /* array elements or object values */
+	char **keys;           /* object keys, parallel to items */
 	size_t n;
 };
 

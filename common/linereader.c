@@ -6,7 +6,7 @@
 #endif
 
 void ga_linereader_init(struct ga_linereader *r, ga_region_fn on_region,
-			void *ctx)
+                        void *ctx)
 {
 	memset(r, 0, sizeof(*r));
 	r->on_region = on_region;
@@ -26,7 +26,7 @@ static const char *find_terminator(const char *p, const char *end)
 }
 
 static void emit(struct ga_linereader *r, const char *data, size_t len,
-		 uint64_t line)
+                 uint64_t line)
 {
 	if (len)
 		r->on_region(r->ctx, data, len, line);
@@ -67,7 +67,8 @@ static void end_segment(struct ga_linereader *r, char term)
  * counter per lane, folded before the lanes can overflow. */
 static uint64_t count_newlines(const char *p, size_t n)
 {
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	const uint64_t ones = 0x0101010101010101ull,
+	               high = 0x8080808080808080ull;
 	const uint64_t pat = ones * '\n';
 	uint64_t total = 0;
 
@@ -78,14 +79,16 @@ static uint64_t count_newlines(const char *p, size_t n)
 		__m128i acc = zero, sums;
 
 		for (int k = 0; k < 255 && n >= 16; k++, p += 16, n -= 16) {
-			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+			__m128i x = _mm_loadu_si128(
+			        (const __m128i *)(const void *)p);
 
 			/* a match is 0xff, i.e. -1: subtracting counts it */
 			acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(x, nl));
 		}
 		sums = _mm_sad_epu8(acc, zero);
 		total += (uint64_t)_mm_cvtsi128_si64(sums) +
-			 (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums));
+		         (uint64_t)_mm_cvtsi128_si64(
+		                 _mm_unpackhi_epi64(sums, sums));
 	}
 #endif
 

@@ -23,24 +23,24 @@
  * it is at most GA_SEGMENT_MAX bytes.  FIRST_LINE is the 1-based line
  * number of the first segment.  DATA is valid only during the call. */
 typedef void (*ga_region_fn)(void *ctx, const char *data, size_t len,
-			     uint64_t first_line);
+                             uint64_t first_line);
 
 struct ga_linereader {
 	ga_region_fn on_region;
 	void *ctx;
 	char carry[GA_SEGMENT_MAX + 1]; /* the current, unfinished segment */
 	size_t carry_len;
-	int skipping;           /* current segment overflowed: skip to its end */
-	uint64_t line;          /* line number of the current segment */
-	uint64_t bytes;         /* total bytes fed */
-	uint64_t newlines;      /* '\n' seen */
+	int skipping;      /* current segment overflowed: skip to its end */
+	uint64_t line;     /* line number of the current segment */
+	uint64_t bytes;    /* total bytes fed */
+	uint64_t newlines; /* '\n' seen */
 	uint64_t long_segments; /* segments cut at GA_SEGMENT_MAX */
-	unsigned char last;     /* last byte fed, to count an unterminated line */
+	unsigned char last; /* last byte fed, to count an unterminated line */
 };
 
 /* Caller storage.  ON_REGION receives every region, in input order. */
 void ga_linereader_init(struct ga_linereader *r, ga_region_fn on_region,
-			void *ctx);
+                        void *ctx);
 
 /* Feed LEN bytes (any split, any content, NUL included). */
 void ga_linereader_feed(struct ga_linereader *r, const char *data, size_t len);

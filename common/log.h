@@ -18,7 +18,8 @@ enum ga_log_level {
 
 /* A sink receives one formatted message without a trailing newline.  The
  * message pointer is valid only during the call. */
-typedef void (*ga_log_sink_fn)(enum ga_log_level level, const char *msg, void *ctx);
+typedef void (*ga_log_sink_fn)(enum ga_log_level level, const char *msg,
+                               void *ctx);
 
 /* Install SINK (NULL restores the default, which writes to stderr) and the
  * most verbose level that reaches it.  Not thread-safe: call at start-up. */
@@ -29,8 +30,8 @@ enum ga_log_level ga_log_get_level(void);
 /* Format and deliver a message.  Preserves errno, so callers can log and
  * then return -errno. */
 void ga_log(enum ga_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 void ga_logv(enum ga_log_level level, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
+        __attribute__((format(printf, 2, 0)));
 
 #endif

@@ -31,7 +31,8 @@ static int put_component(char *out, size_t size, size_t *o, const char *value)
 	if (len >= size - *o)
 		return -ENAMETOOLONG;
 	for (size_t i = 0; i < len; i++)
-		out[(*o)++] = safe_char((unsigned char)value[i]) ? value[i] : '_';
+		out[(*o)++] = safe_char((unsigned char)value[i]) ? value[i]
+		                                                 : '_';
 	return 0;
 }
 
@@ -60,7 +61,8 @@ static int check_path(const char *p, const char **why)
 			c++;
 		end = strchrnul(c, '/');
 		n = (size_t)(end - c);
-		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.')) {
+		if ((n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.')) {
 			*why = "'.' or '..' component";
 			return -EINVAL;
 		}
@@ -74,7 +76,7 @@ static int check_path(const char *p, const char **why)
 }
 
 int ga_logfile_expand(const char *pattern, const struct ga_log_ids *ids,
-		      char *out, size_t size, const char **why)
+                      char *out, size_t size, const char **why)
 {
 	const char *dummy;
 	size_t o = 0;
@@ -115,11 +117,13 @@ int ga_logfile_expand(const char *pattern, const struct ga_log_ids *ids,
 			rc = put_component(out, size, &o, ids->node);
 			break;
 		case 'w':
-			if (!ids->work_dir || check_path(ids->work_dir, why) < 0) {
+			if (!ids->work_dir ||
+			    check_path(ids->work_dir, why) < 0) {
 				*why = "the working directory (%w) is not a clean absolute path";
 				return -EINVAL;
 			}
-			rc = put_raw(out, size, &o, ids->work_dir, strlen(ids->work_dir));
+			rc = put_raw(out, size, &o, ids->work_dir,
+			             strlen(ids->work_dir));
 			break;
 		case '\0':
 			*why = "the pattern ends with '%'";
@@ -145,7 +149,8 @@ int ga_logfile_expand(const char *pattern, const struct ga_log_ids *ids,
 static int open_dir_component(int dirfd, const char *name)
 {
 	struct stat st;
-	int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(dirfd, name,
+	                O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd >= 0 || (errno != ELOOP && errno != ENOTDIR))
 		return fd >= 0 ? fd : -errno;
@@ -185,7 +190,7 @@ int ga_logfile_open(const char *path, unsigned mode)
 		memcpy(comp, c, n);
 		comp[n] = '\0';
 		if (*end == '\0')
-			break;          /* COMP is the file's name */
+			break; /* COMP is the file's name */
 		fd = open_dir_component(dirfd, comp);
 		if (fd < 0) {
 			rc = fd;
@@ -197,8 +202,10 @@ int ga_logfile_open(const char *path, unsigned mode)
 	}
 	/* O_NONBLOCK: opening a FIFO planted at the log's name must not hang
 	 * the task; the fstat below then refuses it. */
-	fd = openat(dirfd, comp, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW |
-		    O_CLOEXEC | O_NONBLOCK | O_NOCTTY, (mode_t)mode);
+	fd = openat(dirfd, comp,
+	            O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC |
+	                    O_NONBLOCK | O_NOCTTY,
+	            (mode_t)mode);
 	if (fd < 0) {
 		rc = -errno;
 		goto out;
@@ -231,7 +238,8 @@ static void put_clean(struct ga_buf *b, const char *s, size_t max)
 	if (!s)
 		s = "?";
 	for (; *s && n < max; s++, n++)
-		ga_buf_putc(b, ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s);
+		ga_buf_putc(b, ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?'
+		                                                        : *s);
 	if (*s)
 		ga_buf_puts(b, "...");
 }
@@ -276,12 +284,16 @@ int ga_logfile_write_header(int fd, const struct ga_log_header *h)
 		ga_buf_putc(&b, ' ');
 		if (needs_quotes(h->argv[i])) {
 			ga_buf_putc(&b, '\'');
-			for (const char *s = h->argv[i]; *s && b.len < 4200; s++) {
+			for (const char *s = h->argv[i]; *s && b.len < 4200;
+			     s++) {
 				if (*s == '\'')
 					ga_buf_puts(&b, "'\\''");
 				else
-					ga_buf_putc(&b, ((unsigned char)*s < 0x20 ||
-							 *s == 0x7f) ? '?' : *s);
+					ga_buf_putc(&b,
+					            ((unsigned char)*s < 0x20 ||
+					             *s == 0x7f)
+					                    ? '?'
+					                    : *s);
 			}
 			ga_buf_putc(&b, '\'');
 		} else {

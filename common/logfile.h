@@ -15,13 +15,13 @@
 
 /* What a pattern may refer to.  Strings are borrowed; NULL reads as "". */
 struct ga_log_ids {
-	const char *job_id;     /* %j */
-	const char *step_id;    /* %s ("0", "batch", ...) */
-	uint32_t task_id;       /* %t, global rank */
-	const char *user;       /* %u */
-	const char *job_name;   /* %x */
-	const char *node;       /* %N */
-	const char *work_dir;   /* %w, absolute */
+	const char *job_id;   /* %j */
+	const char *step_id;  /* %s ("0", "batch", ...) */
+	uint32_t task_id;     /* %t, global rank */
+	const char *user;     /* %u */
+	const char *job_name; /* %x */
+	const char *node;     /* %N */
+	const char *work_dir; /* %w, absolute */
 };
 
 /* Expand PATTERN into OUT (SIZE bytes) with Slurm's %j %s %t %u %x %N,
@@ -38,7 +38,7 @@ struct ga_log_ids {
  * or a "."/".." component; *WHY, if given, says which, static string) or
  * -ENAMETOOLONG. */
 int ga_logfile_expand(const char *pattern, const struct ga_log_ids *ids,
-		      char *out, size_t size, const char **why);
+                      char *out, size_t size, const char **why);
 
 /* Open PATH for appending, creating it with MODE (e.g. 0600, umask not
  * applied) as the calling process's credentials: callers drop privileges
@@ -57,7 +57,7 @@ struct ga_log_header {
 	uint32_t task_id;
 	const char *node;
 	const char *user;
-	int argc;               /* the command line, quoted for the header */
+	int argc; /* the command line, quoted for the header */
 	char *const *argv;
 	time_t start;
 	const char *version;

@@ -54,7 +54,7 @@ bool ga_mime_address_ok(const char *addr)
 /* ---- encoders ---- */
 
 static const char b64[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static void b64_chunk(struct ga_buf *out, const unsigned char *p, size_t n)
 {
@@ -128,7 +128,8 @@ static size_t utf8_cut(const char *s, size_t len, size_t max)
 	size_t i = 0;
 
 	while (i < len) {
-		size_t n = ga_utf8_seq_len((const unsigned char *)s + i, len - i);
+		size_t n = ga_utf8_seq_len((const unsigned char *)s + i,
+		                           len - i);
 
 		if (n == 0)
 			n = 1;
@@ -140,7 +141,7 @@ static size_t utf8_cut(const char *s, size_t len, size_t max)
 }
 
 void ga_mime_header_text(struct ga_buf *out, const char *s, size_t max,
-			 size_t start)
+                         size_t start)
 {
 	struct ga_buf clean;
 	bool ascii = true;
@@ -150,7 +151,8 @@ void ga_mime_header_text(struct ga_buf *out, const char *s, size_t max,
 	/* Control characters (CR and LF above all: a job name carrying
 	 * "\r\nBcc: x" must not start a header) become spaces; invalid
 	 * UTF-8 becomes U+FFFD so the encoded-words are valid. */
-	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c;) {
+	for (const unsigned char *c = (const unsigned char *)(s ? s : "");
+	     *c;) {
 		size_t n = ga_utf8_seq_len(c, strlen((const char *)c));
 
 		if (*c < 0x20 || *c == 0x7f) {
@@ -184,20 +186,25 @@ void ga_mime_header_text(struct ga_buf *out, const char *s, size_t max,
 		while (i < len) {
 			/* Fill the rest of a 78-character line (RFC 5322
 			 * section 2.1.1) without exceeding 75 per word. */
-			size_t room = col + 12 + 4 < 78 ? (78 - col - 12) / 4 * 3 : 3;
+			size_t room = col + 12 + 4 < 78
+			                      ? (78 - col - 12) / 4 * 3
+			                      : 3;
 			size_t n = utf8_cut(clean.data + i, len - i,
-					    room < 45 ? room : 45);
+			                    room < 45 ? room : 45);
 			struct ga_buf w;
 
 			if (n == 0)
-				n = ga_utf8_seq_len((const unsigned char *)clean.data + i,
-						    len - i);
+				n = ga_utf8_seq_len(
+				        (const unsigned char *)clean.data + i,
+				        len - i);
 			if (n == 0)
 				n = 1;
 			ga_buf_init(&w);
 			for (size_t j = 0; j < n; j += 3)
-				b64_chunk(&w, (const unsigned char *)clean.data + i + j,
-					  n - j < 3 ? n - j : 3);
+				b64_chunk(&w,
+				          (const unsigned char *)clean.data +
+				                  i + j,
+				          n - j < 3 ? n - j : 3);
 			if (i) {
 				ga_buf_puts(out, "\r\n ");
 				col = 1;
@@ -214,15 +221,18 @@ void ga_mime_header_text(struct ga_buf *out, const char *s, size_t max,
 }
 
 void ga_mime_message_id(const char *job, const char *claim, const char *from,
-			char *out, size_t size)
+                        char *out, size_t size)
 {
 	const char *at = from ? strrchr(from, '@') : NULL;
 	char jb[64], dom[128];
 	size_t k = 0;
 
 	for (const char *c = job ? job : "0"; *c && k < sizeof(jb) - 1; c++)
-		jb[k++] = ((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
-			   (*c >= 'A' && *c <= 'Z') || *c == '_') ? *c : '-';
+		jb[k++] = ((*c >= '0' && *c <= '9') ||
+		           (*c >= 'a' && *c <= 'z') ||
+		           (*c >= 'A' && *c <= 'Z') || *c == '_')
+		                  ? *c
+		                  : '-';
 	jb[k] = '\0';
 	k = 0;
 	for (const char *c = at ? at + 1 : "localhost";
@@ -232,7 +242,7 @@ void ga_mime_message_id(const char *job, const char *claim, const char *from,
 			dom[k++] = *c;
 	dom[k] = '\0';
 	snprintf(out, size, "<gpualert.%s.%016" PRIx64 "@%s>", jb, fnv1a(claim),
-		 k ? dom : "localhost");
+	         k ? dom : "localhost");
 }
 
 /* ---- the job's story ---- */
@@ -252,7 +262,7 @@ static bool task_failed(const struct ga_task_report *t)
  * the others echo), then the higher priority class, then the lower rank.
  * The same order ga_report_choose_root applies within one step. */
 static bool better_root(const struct ga_task_report *a,
-			const struct ga_task_report *b)
+                        const struct ga_task_report *b)
 {
 	int64_t ea = a->end_time ? a->end_time : INT64_MAX;
 	int64_t eb = b->end_time ? b->end_time : INT64_MAX;
@@ -266,7 +276,7 @@ static bool better_root(const struct ga_task_report *a,
 
 static struct root find_root(const struct ga_mail *m)
 {
-	struct root best = { NULL, NULL };
+	struct root best = {NULL, NULL};
 
 	for (size_t i = 0; i < m->n_reports; i++) {
 		const struct ga_report *r = m->reports[i];
@@ -342,8 +352,8 @@ static void put_job_name(struct ga_buf *out, const char *name)
 
 	ga_buf_init(&tmp);
 	put_text(&tmp, name && *name ? name : "-", false);
-	ga_buf_append(out, tmp.data, tmp.data ? utf8_cut(tmp.data, tmp.len,
-							  JOB_NAME_MAX) : 0);
+	ga_buf_append(out, tmp.data,
+	              tmp.data ? utf8_cut(tmp.data, tmp.len, JOB_NAME_MAX) : 0);
 	ga_buf_finish(&tmp);
 }
 
@@ -358,9 +368,10 @@ static void put_duration(struct ga_buf *out, int64_t start, int64_t end)
 	d = end - start;
 	if (d >= 3600)
 		ga_buf_printf(out, "%" PRId64 "h%02" PRId64 "m%02" PRId64 "s",
-			      d / 3600, d / 60 % 60, d % 60);
+		              d / 3600, d / 60 % 60, d % 60);
 	else if (d >= 60)
-		ga_buf_printf(out, "%" PRId64 "m%02" PRId64 "s", d / 60, d % 60);
+		ga_buf_printf(out, "%" PRId64 "m%02" PRId64 "s", d / 60,
+		              d % 60);
 	else
 		ga_buf_printf(out, "%" PRId64 "s", d);
 }
@@ -394,12 +405,12 @@ static void put_size(struct ga_buf *out, uint64_t n)
 }
 
 static void subject(struct ga_buf *s, const struct ga_mail *m,
-		    const struct root *root)
+                    const struct root *root)
 {
 	const struct ga_report *mr = main_report(m);
 	enum ga_sched_state state = job_state(m);
-	const char *verb = state != GA_STATE_NONE ?
-			   ga_sched_state_name(state) : "FAILED";
+	const char *verb = state != GA_STATE_NONE ? ga_sched_state_name(state)
+	                                          : "FAILED";
 
 	if (is_array(m)) {
 		size_t failed = 0;
@@ -409,21 +420,21 @@ static void subject(struct ga_buf *s, const struct ga_mail *m,
 		ga_buf_printf(s, "[gpualert] array job %s (", mr->array_job_id);
 		put_job_name(s, mr->job_name);
 		ga_buf_printf(s, "): %zu of %zu tasks FAILED", failed,
-			      m->n_reports);
+		              m->n_reports);
 		if (root->t)
 			ga_buf_printf(s, ", first: %s",
-				      ga_class_name(root->t->verdict.cls));
+			              ga_class_name(root->t->verdict.cls));
 		return;
 	}
 	ga_buf_printf(s, "[gpualert] job %s (", mr->job_id);
 	put_job_name(s, mr->job_name);
 	if (!root->t) {
-		ga_buf_printf(s, ") %s", state != GA_STATE_NONE ? verb :
-			      "COMPLETED");
+		ga_buf_printf(s, ") %s",
+		              state != GA_STATE_NONE ? verb : "COMPLETED");
 		return;
 	}
 	ga_buf_printf(s, ") %s: %s on ", verb,
-		      ga_class_name(root->t->verdict.cls));
+	              ga_class_name(root->t->verdict.cls));
 	put_text(s, root->t->node ? root->t->node : root->r->node, false);
 }
 
@@ -460,11 +471,21 @@ static void html_escape(struct ga_buf *out, const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
 		switch (s[i]) {
-		case '&': ga_buf_puts(out, "&amp;"); break;
-		case '<': ga_buf_puts(out, "&lt;"); break;
-		case '>': ga_buf_puts(out, "&gt;"); break;
-		case '"': ga_buf_puts(out, "&quot;"); break;
-		default: ga_buf_putc(out, s[i]); break;
+		case '&':
+			ga_buf_puts(out, "&amp;");
+			break;
+		case '<':
+			ga_buf_puts(out, "&lt;");
+			break;
+		case '>':
+			ga_buf_puts(out, "&gt;");
+			break;
+		case '"':
+			ga_buf_puts(out, "&quot;");
+			break;
+		default:
+			ga_buf_putc(out, s[i]);
+			break;
 		}
 	}
 }
@@ -478,7 +499,7 @@ static void para(struct line_sink *k, const char *tag, struct ga_buf *text)
 	ga_buf_append(k->txt, t, text->len);
 	ga_buf_putc(k->txt, '\n');
 	if (!strcmp(tag, "h2"))
-		ga_buf_putc(k->txt, '\n');  /* the headline stands alone */
+		ga_buf_putc(k->txt, '\n'); /* the headline stands alone */
 	ga_buf_printf(k->html, "<%s>", tag);
 	html_escape(k->html, t, text->len);
 	ga_buf_printf(k->html, "</%s>\n", tag);
@@ -494,9 +515,8 @@ struct attach_plan {
 static const char over_budget[] = "over the attachment budget";
 
 static void body(const struct ga_mail *m, const struct root *root,
-		 const struct ga_mail_file *tail, bool tail_fits,
-		 struct attach_plan *plan,
-		 size_t n_plan, struct line_sink *k)
+                 const struct ga_mail_file *tail, bool tail_fits,
+                 struct attach_plan *plan, size_t n_plan, struct line_sink *k)
 {
 	const struct ga_report *mr = main_report(m);
 	struct ga_buf t;
@@ -520,29 +540,32 @@ static void body(const struct ga_mail *m, const struct root *root,
 	para(k, "h2", &t);
 
 	if (is_array(m)) {
-		size_t counts[GA_CLASS_COUNT] = { 0 };
+		size_t counts[GA_CLASS_COUNT] = {0};
 		long *ids = calloc(m->n_reports, sizeof(*ids));
 		size_t n_ids = 0;
 
 		for (size_t i = 0; i < m->n_reports; i++) {
 			const struct ga_report *r = m->reports[i];
-			enum ga_class c = r->root_task >= 0 &&
-				(size_t)r->root_task < r->n_tasks ?
-				r->tasks[r->root_task].verdict.cls :
-				(report_failed(r) ? GA_CLASS_UNKNOWN :
-				 GA_CLASS_SUCCESS);
+			enum ga_class c =
+			        r->root_task >= 0 && (size_t)r->root_task <
+			                                     r->n_tasks
+			                ? r->tasks[r->root_task].verdict.cls
+			                : (report_failed(r) ? GA_CLASS_UNKNOWN
+			                                    : GA_CLASS_SUCCESS);
 
 			if ((unsigned)c < GA_CLASS_COUNT)
 				counts[c]++;
 			if (ids && c != GA_CLASS_SUCCESS && r->array_task_id)
-				ids[n_ids++] = strtol(r->array_task_id, NULL, 10);
+				ids[n_ids++] = strtol(r->array_task_id, NULL,
+				                      10);
 		}
 		ga_buf_puts(&t, "Classes of the reported tasks:");
 		para(k, "p", &t);
 		for (int c = 0; c < GA_CLASS_COUNT; c++) {
 			if (!counts[c])
 				continue;
-			ga_buf_printf(&t, "  %-14s %zu", ga_class_name(c), counts[c]);
+			ga_buf_printf(&t, "  %-14s %zu", ga_class_name(c),
+			              counts[c]);
 			para(k, "pre", &t);
 		}
 		if (n_ids) {
@@ -552,9 +575,12 @@ static void body(const struct ga_mail *m, const struct root *root,
 		}
 		free(ids);
 		if (root->t) {
-			ga_buf_printf(&t, "First failure: array task %s, shown "
-				      "below.", root->r->array_task_id ?
-				      root->r->array_task_id : "?");
+			ga_buf_printf(&t,
+			              "First failure: array task %s, shown "
+			              "below.",
+			              root->r->array_task_id
+			                      ? root->r->array_task_id
+			                      : "?");
 			para(k, "p", &t);
 		}
 	}
@@ -562,12 +588,14 @@ static void body(const struct ga_mail *m, const struct root *root,
 	if (root->t) {
 		const struct ga_verdict *v = &root->t->verdict;
 
-		ga_buf_printf(&t, "Root cause: %s (%s), task %" PRIu32
-			      " of step %s on ", ga_class_name(v->cls),
-			      ga_class_title(v->cls), root->t->task_id,
-			      root->r->step_id ? root->r->step_id : "?");
+		ga_buf_printf(&t,
+		              "Root cause: %s (%s), task %" PRIu32
+		              " of step %s on ",
+		              ga_class_name(v->cls), ga_class_title(v->cls),
+		              root->t->task_id,
+		              root->r->step_id ? root->r->step_id : "?");
 		put_text(&t, root->t->node ? root->t->node : root->r->node,
-			 false);
+		         false);
 		para(k, "p", &t);
 		if (v->hint) {
 			ga_buf_puts(&t, "Hint: ");
@@ -579,8 +607,9 @@ static void body(const struct ga_mail *m, const struct root *root,
 			para(k, "p", &t);
 			for (size_t i = 0; i < v->n_evidence; i++) {
 				if (v->evidence[i].line)
-					ga_buf_printf(&t, "  line %" PRIu64 ": ",
-						      v->evidence[i].line);
+					ga_buf_printf(&t,
+					              "  line %" PRIu64 ": ",
+					              v->evidence[i].line);
 				else
 					ga_buf_puts(&t, "  ");
 				put_text(&t, v->evidence[i].text, false);
@@ -592,8 +621,8 @@ static void body(const struct ga_mail *m, const struct root *root,
 			para(k, "p", &t);
 			for (size_t i = 0; i < v->n_others; i++) {
 				ga_buf_printf(&t, "  %s at line %" PRIu64 ": ",
-					      ga_class_name(v->others[i].cls),
-					      v->others[i].line);
+				              ga_class_name(v->others[i].cls),
+				              v->others[i].line);
 				put_text(&t, v->others[i].text, false);
 				para(k, "pre", &t);
 			}
@@ -607,7 +636,7 @@ static void body(const struct ga_mail *m, const struct root *root,
 	}
 	if (job_state(m) != GA_STATE_NONE) {
 		ga_buf_printf(&t, "Scheduler state: %s",
-			      ga_sched_state_name(job_state(m)));
+		              ga_sched_state_name(job_state(m)));
 		para(k, "p", &t);
 	}
 	ga_buf_puts(&t, "Runtime: ");
@@ -622,9 +651,10 @@ static void body(const struct ga_mail *m, const struct root *root,
 			bool dup = false;
 
 			for (size_t j = 0; j < i; j++)
-				if (m->reports[j]->node && m->reports[i]->node &&
+				if (m->reports[j]->node &&
+				    m->reports[i]->node &&
 				    !strcmp(m->reports[j]->node,
-					    m->reports[i]->node))
+				            m->reports[i]->node))
 					dup = true;
 			if (dup || !m->reports[i]->node)
 				continue;
@@ -652,29 +682,33 @@ static void body(const struct ga_mail *m, const struct root *root,
 		ga_buf_puts(&t, "Tasks:");
 		para(k, "p", &t);
 		ga_buf_printf(&t, "  %-8s %-6s %-12s %-14s %-22s %s",
-			      is_array(m) ? "array" : "step", "task", "node",
-			      "class", "exit", "runtime");
+		              is_array(m) ? "array" : "step", "task", "node",
+		              "class", "exit", "runtime");
 		para(k, "pre", &t);
-		for (size_t i = 0; i < m->n_reports && rows < MAX_TABLE_ROWS; i++) {
+		for (size_t i = 0; i < m->n_reports && rows < MAX_TABLE_ROWS;
+		     i++) {
 			const struct ga_report *r = m->reports[i];
 
-			for (size_t j = 0; j < r->n_tasks && rows < MAX_TABLE_ROWS;
+			for (size_t j = 0;
+			     j < r->n_tasks && rows < MAX_TABLE_ROWS;
 			     j++, rows++) {
 				const struct ga_task_report *tk = &r->tasks[j];
 				struct ga_buf cell;
 
 				ga_buf_init(&cell);
-				put_text(&cell, is_array(m) ? r->array_task_id :
-					 r->step_id, false);
+				put_text(&cell,
+				         is_array(m) ? r->array_task_id
+				                     : r->step_id,
+				         false);
 				ga_buf_printf(&t, "  %-8.8s %-6" PRIu32 " ",
-					      cell.data ? cell.data : "?",
-					      tk->task_id);
+				              cell.data ? cell.data : "?",
+				              tk->task_id);
 				ga_buf_reset(&cell);
 				put_text(&cell, tk->node ? tk->node : r->node,
-					 false);
+				         false);
 				ga_buf_printf(&t, "%-12.12s %-14s ",
-					      cell.data ? cell.data : "?",
-					      ga_class_name(tk->verdict.cls));
+				              cell.data ? cell.data : "?",
+				              ga_class_name(tk->verdict.cls));
 				ga_buf_reset(&cell);
 				put_status(&cell, &tk->verdict.status);
 				ga_buf_printf(&t, "%-22s ", cell.data);
@@ -686,8 +720,10 @@ static void body(const struct ga_mail *m, const struct root *root,
 			}
 		}
 		if (total_rows > rows) {
-			ga_buf_printf(&t, "  ... and %zu more tasks (see the "
-				      "reports in the logs)", total_rows - rows);
+			ga_buf_printf(&t,
+			              "  ... and %zu more tasks (see the "
+			              "reports in the logs)",
+			              total_rows - rows);
 			para(k, "pre", &t);
 		}
 	}
@@ -709,7 +745,7 @@ static void body(const struct ga_mail *m, const struct root *root,
 					para(k, "p", &t);
 				}
 				ga_buf_printf(&t, "  task %" PRIu32 ": ",
-					      tk->task_id);
+				              tk->task_id);
 				put_text(&t, tk->log_path, false);
 				para(k, "pre", &t);
 			}
@@ -724,11 +760,11 @@ static void body(const struct ga_mail *m, const struct root *root,
 	}
 	for (size_t pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < n_plan + (tail ? 1 : 0); i++) {
-			const struct ga_mail_file *f = i < n_plan ?
-				plan[i].f : tail;
+			const struct ga_mail_file *f = i < n_plan ? plan[i].f
+			                                          : tail;
 			bool fits = i < n_plan ? plan[i].fits : tail_fits;
-			const char *why = i < n_plan ? plan[i].reason :
-					  over_budget;
+			const char *why = i < n_plan ? plan[i].reason
+			                             : over_budget;
 
 			if (fits != (pass == 0))
 				continue;
@@ -746,16 +782,18 @@ static void body(const struct ga_mail *m, const struct root *root,
 				ga_buf_puts(&t, ")");
 			} else {
 				ga_buf_puts(&t, "  NOT attached: ");
-				put_text(&t, f->origin ? f->origin :
-					 f->filename, false);
+				put_text(&t,
+				         f->origin ? f->origin : f->filename,
+				         false);
 				ga_buf_puts(&t, " (");
-				put_size(&t, f->orig_size ? f->orig_size :
-					 f->len);
+				put_size(&t,
+				         f->orig_size ? f->orig_size : f->len);
 				ga_buf_puts(&t, "): ");
 				put_text(&t, why, false);
 				if (why == over_budget)
-					ga_buf_printf(&t, " of %" PRIu64 " bytes",
-						      m->attach_budget);
+					ga_buf_printf(&t,
+					              " of %" PRIu64 " bytes",
+					              m->attach_budget);
 			}
 			para(k, "pre", &t);
 		}
@@ -784,23 +822,25 @@ static void put_filename(struct ga_buf *out, const char *name)
 	for (const char *c = name && *name ? name : "file"; *c && n < 100;
 	     c++, n++)
 		ga_buf_putc(out, ((*c >= 'a' && *c <= 'z') ||
-				  (*c >= 'A' && *c <= 'Z') ||
-				  (*c >= '0' && *c <= '9') || *c == '.' ||
-				  *c == '-' || *c == '_') ? *c : '_');
+		                  (*c >= 'A' && *c <= 'Z') ||
+		                  (*c >= '0' && *c <= '9') || *c == '.' ||
+		                  *c == '-' || *c == '_')
+		                         ? *c
+		                         : '_');
 }
 
 static void put_attachment(struct ga_buf *out, const char *boundary,
-			   const struct ga_mail_file *f)
+                           const struct ga_mail_file *f)
 {
-	const char *ct = f->content_type ? f->content_type :
-			 "application/octet-stream";
+	const char *ct = f->content_type ? f->content_type
+	                                 : "application/octet-stream";
 
 	ga_buf_printf(out, "--%s\r\n", boundary);
 	/* CT is ours (a fixed set), never user text. */
 	ga_buf_printf(out, "Content-Type: %s; name=\"", ct);
 	put_filename(out, f->filename);
 	ga_buf_puts(out, "\"\r\nContent-Transfer-Encoding: base64\r\n"
-		    "Content-Disposition: attachment; filename=\"");
+	                 "Content-Disposition: attachment; filename=\"");
 	put_filename(out, f->filename);
 	ga_buf_puts(out, "\"\r\n\r\n");
 	ga_mime_base64(out, f->data, f->len);
@@ -815,8 +855,8 @@ const char **ga_mime_recipients(const struct ga_mail *m, size_t *n)
 	for (size_t i = 0; i < m->n_reports; i++) {
 		const struct ga_report *r = m->reports[i];
 
-		for (size_t j = 0; j < r->n_recipients &&
-		     j < GA_REPORT_MAX_RECIPIENTS; j++) {
+		for (size_t j = 0;
+		     j < r->n_recipients && j < GA_REPORT_MAX_RECIPIENTS; j++) {
 			const char *a = r->recipients[j];
 			bool dup = false;
 
@@ -847,10 +887,11 @@ const char **ga_mime_recipients(const struct ga_mail *m, size_t *n)
 
 static void put_date(struct ga_buf *out, int64_t when)
 {
-	static const char *const days[] = { "Sun", "Mon", "Tue", "Wed", "Thu",
-					    "Fri", "Sat" };
-	static const char *const months[] = { "Jan", "Feb", "Mar", "Apr",
-		"May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+	static const char *const days[] = {"Sun", "Mon", "Tue", "Wed",
+	                                   "Thu", "Fri", "Sat"};
+	static const char *const months[] = {"Jan", "Feb", "Mar", "Apr",
+	                                     "May", "Jun", "Jul", "Aug",
+	                                     "Sep", "Oct", "Nov", "Dec"};
 	time_t t = (time_t)when;
 	struct tm tm;
 
@@ -858,8 +899,8 @@ static void put_date(struct ga_buf *out, int64_t when)
 	 * the sender's time zone or locale. */
 	gmtime_r(&t, &tm);
 	ga_buf_printf(out, "%s, %02d %s %04d %02d:%02d:%02d +0000",
-		      days[tm.tm_wday], tm.tm_mday, months[tm.tm_mon],
-		      tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	              days[tm.tm_wday], tm.tm_mday, months[tm.tm_mon],
+	              tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
 int ga_mime_render(const struct ga_mail *m, struct ga_buf *out)
@@ -867,11 +908,11 @@ int ga_mime_render(const struct ga_mail *m, struct ga_buf *out)
 	const char **rcpt = NULL;
 	size_t n_rcpt = 0, n_plan = m->n_files;
 	struct root root;
-	struct ga_mail_file tail = { 0 };
+	struct ga_mail_file tail = {0};
 	bool have_tail = false;
 	struct attach_plan *plan = NULL;
 	struct ga_buf subj, txt, html, tailname;
-	struct line_sink k = { &txt, &html };
+	struct line_sink k = {&txt, &html};
 	char bmix[64], balt[64];
 	uint64_t used = 0, h;
 	int rc = 0;
@@ -893,9 +934,9 @@ int ga_mime_render(const struct ga_mail *m, struct ga_buf *out)
 	 * then the files in the order given. */
 	if (root.t && root.t->verdict.tail && *root.t->verdict.tail) {
 		ga_buf_printf(&tailname, "tail-%s.%s.%" PRIu32 ".txt",
-			      root.r->job_id ? root.r->job_id : "job",
-			      root.r->step_id ? root.r->step_id : "0",
-			      root.t->task_id);
+		              root.r->job_id ? root.r->job_id : "job",
+		              root.r->step_id ? root.r->step_id : "0",
+		              root.t->task_id);
 		tail.filename = tailname.data;
 		tail.origin = root.t->log_path;
 		tail.content_type = "text/plain; charset=utf-8";
@@ -952,31 +993,41 @@ int ga_mime_render(const struct ga_mail *m, struct ga_buf *out)
 	/* RFC 3834: tell vacation responders not to answer. */
 	ga_buf_puts(out, "Auto-Submitted: auto-generated\r\n");
 	ga_buf_puts(out, "X-Gpualert-Job: ");
-	ga_mime_header_text(out, is_array(m) ? main_report(m)->array_job_id :
-			    main_report(m)->job_id, 64, 16);
+	ga_mime_header_text(out,
+	                    is_array(m) ? main_report(m)->array_job_id
+	                                : main_report(m)->job_id,
+	                    64, 16);
 	ga_buf_puts(out, "\r\nMIME-Version: 1.0\r\n");
-	ga_buf_printf(out, "Content-Type: multipart/mixed;\r\n boundary=\"%s\"\r\n"
-		      "\r\nThis is a MIME message.\r\n\r\n", bmix);
-	ga_buf_printf(out, "--%s\r\nContent-Type: multipart/alternative;\r\n"
-		      " boundary=\"%s\"\r\n\r\n", bmix, balt);
-	ga_buf_printf(out, "--%s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-		      "Content-Transfer-Encoding: quoted-printable\r\n\r\n",
-		      balt);
+	ga_buf_printf(out,
+	              "Content-Type: multipart/mixed;\r\n boundary=\"%s\"\r\n"
+	              "\r\nThis is a MIME message.\r\n\r\n",
+	              bmix);
+	ga_buf_printf(out,
+	              "--%s\r\nContent-Type: multipart/alternative;\r\n"
+	              " boundary=\"%s\"\r\n\r\n",
+	              bmix, balt);
+	ga_buf_printf(out,
+	              "--%s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+	              "Content-Transfer-Encoding: quoted-printable\r\n\r\n",
+	              balt);
 	ga_mime_qp(out, txt.data ? txt.data : "", txt.len);
-	ga_buf_printf(out, "--%s\r\nContent-Type: text/html; charset=utf-8\r\n"
-		      "Content-Transfer-Encoding: quoted-printable\r\n\r\n",
-		      balt);
+	ga_buf_printf(out,
+	              "--%s\r\nContent-Type: text/html; charset=utf-8\r\n"
+	              "Content-Transfer-Encoding: quoted-printable\r\n\r\n",
+	              balt);
 	{
 		struct ga_buf doc;
 
 		ga_buf_init(&doc);
 		/* A viewport and a readable font size: it is read on
 		 * phones.  <pre> blocks wrap instead of scrolling. */
-		ga_buf_puts(&doc, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
-			    "<meta name=\"viewport\" content=\"width=device-width\">\n"
-			    "<style>body{font-family:sans-serif;font-size:15px}"
-			    "pre{white-space:pre-wrap;margin:0;font-size:13px}"
-			    "</style></head><body>\n");
+		ga_buf_puts(
+		        &doc,
+		        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
+		        "<meta name=\"viewport\" content=\"width=device-width\">\n"
+		        "<style>body{font-family:sans-serif;font-size:15px}"
+		        "pre{white-space:pre-wrap;margin:0;font-size:13px}"
+		        "</style></head><body>\n");
 		ga_buf_append(&doc, html.data ? html.data : "", html.len);
 		ga_buf_puts(&doc, "</body></html>\n");
 		ga_mime_qp(out, doc.data, doc.len);
@@ -1039,14 +1090,16 @@ int ga_mime_webhook_json(const struct ga_mail *m, struct ga_buf *out)
 		ga_json_key(out, &f2, "user");
 		ga_json_str(out, mr->user);
 		ga_json_key(out, &f2, "class");
-		ga_json_str(out, root.t ? ga_class_name(root.t->verdict.cls) :
-			    "success");
+		ga_json_str(out, root.t ? ga_class_name(root.t->verdict.cls)
+		                        : "success");
 		ga_json_key(out, &f2, "node");
-		ga_json_str(out, root.t ? (root.t->node ? root.t->node :
-					   root.r->node) : mr->node);
+		ga_json_str(out, root.t ? (root.t->node ? root.t->node
+		                                        : root.r->node)
+		                        : mr->node);
 		ga_json_key(out, &f2, "scheduler_state");
-		ga_json_str(out, job_state(m) != GA_STATE_NONE ?
-			    ga_sched_state_name(job_state(m)) : NULL);
+		ga_json_str(out, job_state(m) != GA_STATE_NONE
+		                         ? ga_sched_state_name(job_state(m))
+		                         : NULL);
 		ga_json_key(out, &f2, "reports");
 		ga_buf_printf(out, "%zu", m->n_reports);
 		ga_buf_putc(out, '}');

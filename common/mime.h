@@ -22,13 +22,13 @@
 
 /* A file offered for attaching, in priority order. */
 struct ga_mail_file {
-	const char *filename;   /* attachment name; sanitised when rendered */
-	const char *origin;     /* where it came from (shown in the body) */
+	const char *filename;     /* attachment name; sanitised when rendered */
+	const char *origin;       /* where it came from (shown in the body) */
 	const char *content_type; /* NULL: application/octet-stream */
-	const char *data;       /* NULL: not available (REASON says why) */
+	const char *data;         /* NULL: not available (REASON says why) */
 	size_t len;
-	uint64_t orig_size;     /* size of the original (before gzip) */
-	const char *note;       /* e.g. "gzip-compressed"; may be NULL */
+	uint64_t orig_size; /* size of the original (before gzip) */
+	const char *note;   /* e.g. "gzip-compressed"; may be NULL */
 };
 
 /* A file that was not collected at all (listed in the body). */
@@ -43,10 +43,10 @@ struct ga_mail {
 	 * array job), borrowed.  All must belong to one job key. */
 	const struct ga_report *const *reports;
 	size_t n_reports;
-	const char *from;               /* envelope and From: address */
-	const char *message_id;         /* "<...@...>" */
-	int64_t date;                   /* Date: (unix seconds) */
-	uint64_t attach_budget;         /* bytes of attachment content */
+	const char *from;       /* envelope and From: address */
+	const char *message_id; /* "<...@...>" */
+	int64_t date;           /* Date: (unix seconds) */
+	uint64_t attach_budget; /* bytes of attachment content */
 	const struct ga_mail_file *files;
 	size_t n_files;
 	const struct ga_mail_skipped *skipped;
@@ -87,7 +87,7 @@ bool ga_mime_address_ok(const char *addr);
  * 75 characters, folded with CRLF SP.  START is the length of the header
  * name and colon already on the line. */
 void ga_mime_header_text(struct ga_buf *out, const char *s, size_t max,
-			 size_t start);
+                         size_t start);
 
 /* Append LEN bytes as base64 (RFC 2045 section 6.8) in lines of at most
  * 76 characters, each ended with CRLF. */
@@ -102,6 +102,6 @@ void ga_mime_qp(struct ga_buf *out, const char *s, size_t len);
  * CLAIM (the spool entry name) in hex, DOMAIN the part of FROM after '@'
  * ("localhost" if none).  Stable across re-sends. */
 void ga_mime_message_id(const char *job, const char *claim, const char *from,
-			char *out, size_t size);
+                        char *out, size_t size);
 
 #endif

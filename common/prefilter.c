@@ -22,14 +22,14 @@
 
 #define BLOCK 16
 #define STRIDE 2
-#define FILTER_BITS 15          /* a byte per hash: 32 KiB, in L1 */
-#define BUCKET_BITS 12          /* verification buckets */
-#define COUNT_BITS 16           /* trigram counts when tuning */
+#define FILTER_BITS 15 /* a byte per hash: 32 KiB, in L1 */
+#define BUCKET_BITS 12 /* verification buckets */
+#define COUNT_BITS 16  /* trigram counts when tuning */
 
 struct literal {
-	unsigned char *text;    /* folded */
+	unsigned char *text; /* folded */
 	size_t len;
-	size_t anchor;          /* offset of the anchor trigram */
+	size_t anchor; /* offset of the anchor trigram */
 };
 
 struct entry {
@@ -42,7 +42,7 @@ struct ga_prefilter {
 	size_t n_lits;
 	size_t max_anchor;
 	uint8_t table[1u << FILTER_BITS];
-	uint32_t start[(1u << BUCKET_BITS) + 1];        /* CSR by bucket */
+	uint32_t start[(1u << BUCKET_BITS) + 1]; /* CSR by bucket */
 	struct entry *entries;
 };
 
@@ -52,7 +52,7 @@ struct ga_prefilter {
 static inline uint32_t trigram(const unsigned char *p)
 {
 	uint32_t x = (uint32_t)p[0] | ((uint32_t)p[1] << 8) |
-		     ((uint32_t)p[2] << 16);
+	             ((uint32_t)p[2] << 16);
 
 	return x | 0x202020u;
 }
@@ -133,8 +133,9 @@ static int build(struct ga_prefilter *pf, const uint32_t *counts)
 				score += static_score(l->text + o);
 				if (counts)
 					score += (uint64_t)counts[hash(
-						trigram(l->text + o),
-						COUNT_BITS)] << 32;
+					                 trigram(l->text + o),
+					                 COUNT_BITS)]
+					         << 32;
 			}
 			if (score < best) {
 				best = score;
@@ -157,8 +158,9 @@ static int build(struct ga_prefilter *pf, const uint32_t *counts)
 
 		for (size_t o = l->anchor; o < l->anchor + STRIDE; o++) {
 			uint32_t b = hash(trigram(l->text + o), FILTER_BITS) >>
-				     (FILTER_BITS - BUCKET_BITS);
-			struct entry *e = &pf->entries[pf->start[b] + fill[b]++];
+			             (FILTER_BITS - BUCKET_BITS);
+			struct entry *e =
+			        &pf->entries[pf->start[b] + fill[b]++];
 
 			e->lit = (uint32_t)i;
 			e->anchor = (uint32_t)o;
@@ -183,7 +185,7 @@ static struct ga_prefilter *alloc(size_t n)
 }
 
 struct ga_prefilter *ga_prefilter_create(const char *const *lits,
-					 const size_t *lens, size_t n)
+                                         const size_t *lens, size_t n)
 {
 	struct ga_prefilter *pf;
 
@@ -207,7 +209,8 @@ struct ga_prefilter *ga_prefilter_create(const char *const *lits,
 		if (!pf->lits[i].text)
 			goto nomem;
 		for (size_t k = 0; k < lens[i]; k++)
-			pf->lits[i].text[k] = ga_fold((unsigned char)lits[i][k]);
+			pf->lits[i].text[k] = ga_fold(
+			        (unsigned char)lits[i][k]);
 		pf->lits[i].len = lens[i];
 	}
 	build(pf, NULL);
@@ -219,7 +222,7 @@ nomem:
 }
 
 struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
-				       const char *sample, size_t len)
+                                       const char *sample, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)sample;
 	struct ga_prefilter *t = alloc(pf->n_lits);
@@ -254,7 +257,9 @@ nomem:
 /* Hits found but not reported yet: the scan meets literals in the order
  * of their anchors, callers want them in the order of their starts. */
 struct pending {
-	struct { size_t start, lit; } *v;
+	struct {
+		size_t start, lit;
+	} * v;
 	size_t n, cap;
 };
 
@@ -272,9 +277,10 @@ static int pending_add(struct pending *p, size_t start, size_t lit)
 		p->cap = cap;
 	}
 	/* insertion keeps (start, lit) order; the list stays short */
-	for (i = p->n; i > 0 && (p->v[i - 1].start > start ||
-				 (p->v[i - 1].start == start &&
-				  p->v[i - 1].lit > lit)); i--)
+	for (i = p->n;
+	     i > 0 && (p->v[i - 1].start > start ||
+	               (p->v[i - 1].start == start && p->v[i - 1].lit > lit));
+	     i--)
 		p->v[i] = p->v[i - 1];
 	p->v[i].start = start;
 	p->v[i].lit = lit;
@@ -289,12 +295,12 @@ struct scan {
 	ga_prefilter_hit_fn on_hit;
 	void *ctx;
 	struct pending pend;
-	size_t floor;           /* hits starting before this are dropped */
+	size_t floor; /* hits starting before this are dropped */
 	int stop;
 };
 
 static inline int folded_equal(const unsigned char *text,
-			       const unsigned char *lit, size_t len)
+                               const unsigned char *lit, size_t len)
 {
 	for (size_t k = 0; k < len; k++)
 		if (ga_fold(text[k]) != lit[k])
@@ -307,7 +313,8 @@ static void flush(struct scan *sc, size_t limit)
 {
 	size_t done = 0;
 
-	while (done < sc->pend.n && sc->pend.v[done].start < limit && !sc->stop) {
+	while (done < sc->pend.n && sc->pend.v[done].start < limit &&
+	       !sc->stop) {
 		size_t start = sc->pend.v[done].start, r;
 
 		done++;
@@ -322,7 +329,7 @@ static void flush(struct scan *sc, size_t limit)
 	if (done == 0)
 		return; /* also: nothing pending, v may be NULL */
 	memmove(sc->pend.v, sc->pend.v + done,
-		(sc->pend.n - done) * sizeof(*sc->pend.v));
+	        (sc->pend.n - done) * sizeof(*sc->pend.v));
 	sc->pend.n -= done;
 }
 
@@ -331,7 +338,7 @@ static void verify(struct scan *sc, size_t i)
 {
 	const struct ga_prefilter *pf = sc->pf;
 	uint32_t b = hash(trigram(sc->s + i), FILTER_BITS) >>
-		     (FILTER_BITS - BUCKET_BITS);
+	             (FILTER_BITS - BUCKET_BITS);
 
 	for (uint32_t e = pf->start[b]; e < pf->start[b + 1]; e++) {
 		const struct literal *l = &pf->lits[pf->entries[e].lit];
@@ -346,7 +353,8 @@ static void verify(struct scan *sc, size_t i)
 		if (pending_add(&sc->pend, start, pf->entries[e].lit) < 0) {
 			/* Out of memory: report what we have, in order. */
 			flush(sc, SIZE_MAX);
-			if (pending_add(&sc->pend, start, pf->entries[e].lit) < 0)
+			if (pending_add(&sc->pend, start, pf->entries[e].lit) <
+			    0)
 				sc->stop = 1;
 		}
 	}
@@ -361,10 +369,12 @@ static inline unsigned probe(const uint8_t *table, const unsigned char *p)
 }
 
 void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
-		       size_t len, ga_prefilter_hit_fn on_hit, void *ctx)
+                       size_t len, ga_prefilter_hit_fn on_hit, void *ctx)
 {
-	struct scan sc = { pf, (const unsigned char *)data, len, on_hit, ctx,
-			   { NULL, 0, 0 }, 0, 0 };
+	struct scan sc = {pf,  (const unsigned char *)data,
+	                  len, on_hit,
+	                  ctx, {NULL, 0, 0},
+	                  0,   0};
 	const uint8_t *table = pf->table;
 	size_t i = 0; /* always even */
 
@@ -386,7 +396,9 @@ void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
 			for (unsigned j = 0; j < BLOCK; j++)
 				mask |= probe(table, p + STRIDE * j) << j;
 			while (mask && !sc.stop) {
-				verify(&sc, i + STRIDE * (unsigned)__builtin_ctz(mask));
+				verify(&sc,
+				       i + STRIDE * (unsigned)__builtin_ctz(
+				                            mask));
 				mask &= mask - 1;
 			}
 			i += STRIDE * BLOCK;

@@ -25,7 +25,7 @@ struct ga_prefilter;
  * least GA_PREFILTER_MIN_LITERAL long).  The strings are copied.  Returns
  * NULL with errno = EINVAL (a literal too short, or N == 0) or ENOMEM. */
 struct ga_prefilter *ga_prefilter_create(const char *const *lits,
-					 const size_t *lens, size_t n);
+                                         const size_t *lens, size_t n);
 void ga_prefilter_destroy(struct ga_prefilter *pf);
 
 /* Called for each occurrence of literal LIT starting at offset POS.
@@ -39,12 +39,12 @@ typedef size_t (*ga_prefilter_hit_fn)(void *ctx, size_t pos, size_t lit);
  * rarest in SAMPLE (LEN bytes of the text to come).  Finds exactly what
  * PF finds, faster when the sample is representative.  NULL on ENOMEM. */
 struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
-				       const char *sample, size_t len);
+                                       const char *sample, size_t len);
 
 /* Search DATA[0..LEN) and call ON_HIT for occurrences in order of their
  * start offset.  Literals never match across LEN. */
 void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
-		       size_t len, ga_prefilter_hit_fn on_hit, void *ctx);
+                       size_t len, ga_prefilter_hit_fn on_hit, void *ctx);
 
 /* ASCII lower-casing, the folding the prefilter uses. */
 static inline unsigned char ga_fold(unsigned char c)

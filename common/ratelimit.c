@@ -26,7 +26,7 @@ struct sent {
 
 struct ga_rate {
 	unsigned per_user, global;
-	struct sent *v;         /* oldest first */
+	struct sent *v; /* oldest first */
 	size_t n, cap;
 };
 
@@ -82,13 +82,14 @@ int64_t ga_rate_wait(const struct ga_rate *r, const char *user, int64_t now)
 		size_t need;
 
 		for (size_t i = first; i < r->n; i++)
-			if (!strncmp(r->v[i].user, user, sizeof(r->v[i].user) - 1))
+			if (!strncmp(r->v[i].user, user,
+			             sizeof(r->v[i].user) - 1))
 				n_user++;
 		if (n_user >= r->per_user) {
 			need = n_user - r->per_user + 1;
 			for (size_t i = first; i < r->n; i++) {
 				if (strncmp(r->v[i].user, user,
-					    sizeof(r->v[i].user) - 1))
+				            sizeof(r->v[i].user) - 1))
 					continue;
 				if (--need == 0) {
 					int64_t t = r->v[i].t + WINDOW - now;
@@ -117,7 +118,7 @@ int ga_rate_record(struct ga_rate *r, const char *user, int64_t now)
 	}
 	r->v[r->n].t = now;
 	snprintf(r->v[r->n].user, sizeof(r->v[r->n].user), "%s",
-		 user ? user : "-");
+	         user ? user : "-");
 	r->n++;
 	return 0;
 }
@@ -133,7 +134,8 @@ int ga_rate_load_log(struct ga_rate *r, const char *path, int64_t now)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%lld %63s", &t, user) != 2)
 			continue;
-		if (t > now - WINDOW && t <= now && ga_rate_record(r, user, t)) {
+		if (t > now - WINDOW && t <= now &&
+		    ga_rate_record(r, user, t)) {
 			fclose(f);
 			return -ENOMEM;
 		}

@@ -28,10 +28,10 @@ static void task_finish(struct ga_task_report *t)
 
 void ga_report_finish(struct ga_report *r)
 {
-	char **strings[] = { &r->origin, &r->job_id, &r->step_id,
-			     &r->array_job_id, &r->array_task_id, &r->job_name,
-			     &r->user, &r->node, &r->work_dir, &r->command,
-			     &r->mode };
+	char **strings[] = {&r->origin,       &r->job_id,        &r->step_id,
+	                    &r->array_job_id, &r->array_task_id, &r->job_name,
+	                    &r->user,         &r->node,          &r->work_dir,
+	                    &r->command,      &r->mode};
 
 	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
 		free(*strings[i]);
@@ -108,7 +108,8 @@ void ga_report_choose_root(struct ga_report *r)
 		b = &r->tasks[best];
 		/* Earliest end first: its crash is what the others echo.  An
 		 * unknown end time (0) sorts last. */
-		if (t->end_time && (!b->end_time || t->end_time < b->end_time)) {
+		if (t->end_time &&
+		    (!b->end_time || t->end_time < b->end_time)) {
 			best = (long)i;
 			continue;
 		}
@@ -130,14 +131,14 @@ enum ga_class ga_report_class(const struct ga_report *r)
 }
 
 static void key_str(struct ga_buf *out, int *first, const char *key,
-		    const char *value)
+                    const char *value)
 {
 	ga_json_key(out, first, key);
 	ga_json_str(out, value);
 }
 
 static void key_int(struct ga_buf *out, int *first, const char *key,
-		    long long value)
+                    long long value)
 {
 	ga_json_key(out, first, key);
 	ga_buf_printf(out, "%lld", value);
@@ -146,9 +147,10 @@ static void key_int(struct ga_buf *out, int *first, const char *key,
 void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 {
 	enum ga_class cls = ga_report_class(r);
-	const struct ga_verdict *root = r->root_task >= 0 &&
-		(size_t)r->root_task < r->n_tasks ? &r->tasks[r->root_task].verdict
-						  : NULL;
+	const struct ga_verdict *root =
+	        r->root_task >= 0 && (size_t)r->root_task < r->n_tasks
+	                ? &r->tasks[r->root_task].verdict
+	                : NULL;
 	size_t tails = 0;
 	int first = 1;
 
@@ -182,12 +184,12 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 	key_int(out, &first, "end_time", (long long)r->end_time);
 	if (r->sched_state != GA_STATE_NONE)
 		key_str(out, &first, "scheduler_state",
-			ga_sched_state_name(r->sched_state));
+		        ga_sched_state_name(r->sched_state));
 	key_int(out, &first, "root_task", r->root_task);
 	key_str(out, &first, "class", ga_class_name(cls));
 	key_str(out, &first, "rule", root ? root->rule : NULL);
-	key_str(out, &first, "hint", root ? root->hint
-					 : ga_class_default_hint(GA_CLASS_SUCCESS));
+	key_str(out, &first, "hint",
+	        root ? root->hint : ga_class_default_hint(GA_CLASS_SUCCESS));
 	ga_json_key(out, &first, "tasks");
 	ga_buf_putc(out, '[');
 	for (size_t i = 0; i < r->n_tasks; i++) {
@@ -206,8 +208,9 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 			key_str(out, &tf, "capture_error", t->capture_error);
 		ga_json_key(out, &tf, "verdict");
 		ga_verdict_write_json(&t->verdict, out);
-		if (t->verdict.tail && ((long)i == r->root_task ||
-					(task_failed(t) && tails < TAILS_IN_REPORT))) {
+		if (t->verdict.tail &&
+		    ((long)i == r->root_task ||
+		     (task_failed(t) && tails < TAILS_IN_REPORT))) {
 			key_str(out, &tf, "tail", t->verdict.tail);
 			tails++;
 		}
@@ -219,7 +222,7 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 /* ---- parsing ---------------------------------------------------------- */
 
 static int copy_str(const struct ga_json *o, const char *key, char **field,
-		    bool required)
+                    bool required)
 {
 	const struct ga_json *v = ga_json_get(o, key);
 
@@ -231,7 +234,7 @@ static int copy_str(const struct ga_json *o, const char *key, char **field,
 }
 
 static int parse_evidence(const struct ga_json *arr, struct ga_evidence *ev,
-			  size_t max, size_t *n)
+                          size_t max, size_t *n)
 {
 	*n = 0;
 	if (!arr)
@@ -272,9 +275,9 @@ static int parse_verdict(const struct ga_json *o, struct ga_verdict *v)
 	    copy_str(o, "hint", &v->hint, false) < 0)
 		return -EINVAL;
 	if (parse_evidence(ga_json_get(o, "evidence"), v->evidence,
-			   GA_EVIDENCE_MAX, &v->n_evidence) < 0 ||
+	                   GA_EVIDENCE_MAX, &v->n_evidence) < 0 ||
 	    parse_evidence(ga_json_get(o, "also_seen"), v->others,
-			   GA_CLASS_COUNT, &v->n_others) < 0)
+	                   GA_CLASS_COUNT, &v->n_others) < 0)
 		return -EINVAL;
 	if (ga_json_get_int(o, "exit_code", &n) && n >= 0 && n <= 255) {
 		v->status.known = true;
@@ -335,24 +338,26 @@ static int parse_task(const struct ga_json *o, struct ga_task_report *t)
 }
 
 int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
-			 const char **err)
+                         const char **err)
 {
 	static const struct {
 		const char *key;
 		size_t offset;
 		bool required;
 	} strings[] = {
-		{ "origin", offsetof(struct ga_report, origin), false },
-		{ "job_id", offsetof(struct ga_report, job_id), true },
-		{ "step_id", offsetof(struct ga_report, step_id), false },
-		{ "array_job_id", offsetof(struct ga_report, array_job_id), false },
-		{ "array_task_id", offsetof(struct ga_report, array_task_id), false },
-		{ "job_name", offsetof(struct ga_report, job_name), false },
-		{ "user", offsetof(struct ga_report, user), false },
-		{ "node", offsetof(struct ga_report, node), false },
-		{ "work_dir", offsetof(struct ga_report, work_dir), false },
-		{ "command", offsetof(struct ga_report, command), false },
-		{ "mode", offsetof(struct ga_report, mode), false },
+	        {"origin", offsetof(struct ga_report, origin), false},
+	        {"job_id", offsetof(struct ga_report, job_id), true},
+	        {"step_id", offsetof(struct ga_report, step_id), false},
+	        {"array_job_id", offsetof(struct ga_report, array_job_id),
+	         false},
+	        {"array_task_id", offsetof(struct ga_report, array_task_id),
+	         false},
+	        {"job_name", offsetof(struct ga_report, job_name), false},
+	        {"user", offsetof(struct ga_report, user), false},
+	        {"node", offsetof(struct ga_report, node), false},
+	        {"work_dir", offsetof(struct ga_report, work_dir), false},
+	        {"command", offsetof(struct ga_report, command), false},
+	        {"mode", offsetof(struct ga_report, mode), false},
 	};
 	const struct ga_json *tasks, *recipients;
 	const char *state;
@@ -362,8 +367,9 @@ int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
 
 	root = ga_json_parse(text, len, err);
 	if (!root)
-		return (err && *err && !strcmp(*err, "out of memory")) ? -ENOMEM
-									 : -EINVAL;
+		return (err && *err && !strcmp(*err, "out of memory"))
+		               ? -ENOMEM
+		               : -EINVAL;
 	if (err)
 		*err = "malformed report";
 	if (!ga_json_get_int(root, "schema", &n) || n != GA_REPORT_SCHEMA) {
@@ -375,7 +381,8 @@ int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
 	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
 		char **field = (char **)((char *)r + strings[i].offset);
 
-		if (copy_str(root, strings[i].key, field, strings[i].required) < 0)
+		if (copy_str(root, strings[i].key, field, strings[i].required) <
+		    0)
 			goto out;
 	}
 	if (ga_json_get_int(root, "uid", &n) && n >= 0 && n <= UINT32_MAX)

@@ -29,12 +29,12 @@
 #define GA_REPORT_MAX_RECIPIENTS 100
 
 struct ga_task_report {
-	uint32_t task_id;               /* global rank */
+	uint32_t task_id; /* global rank */
 	char *node;
-	char *log_path;                 /* durable log; NULL if none */
+	char *log_path; /* durable log; NULL if none */
 	int64_t start_time, end_time;
-	char *capture_error;            /* why capture degraded; NULL if OK */
-	struct ga_verdict verdict;      /* includes the exit status */
+	char *capture_error;       /* why capture degraded; NULL if OK */
+	struct ga_verdict verdict; /* includes the exit status */
 };
 
 struct ga_report {
@@ -42,7 +42,7 @@ struct ga_report {
 	char *origin;
 	char *job_id;
 	char *step_id;
-	char *array_job_id;             /* NULL when not an array job */
+	char *array_job_id; /* NULL when not an array job */
 	char *array_task_id;
 	char *job_name;
 	char *user;
@@ -57,7 +57,7 @@ struct ga_report {
 	enum ga_sched_state sched_state;
 	struct ga_task_report *tasks;
 	size_t n_tasks;
-	long root_task;                 /* -1: no task failed */
+	long root_task; /* -1: no task failed */
 };
 
 /* Caller storage; every string field is heap-owned by the report. */
@@ -92,6 +92,6 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out);
  * caller).  Returns 0, -EINVAL (malformed; *ERR names the problem, static
  * string) or -ENOMEM. */
 int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
-			 const char **err);
+                         const char **err);
 
 #endif

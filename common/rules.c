@@ -14,16 +14,21 @@
 #include "log.h"
 #include "prefilter.h"
 
-#define RULE_LINE_MAX 8192      /* a rules file line, patterns included */
+#define RULE_LINE_MAX 8192 /* a rules file line, patterns included */
 #define RULE_FILE_MAX (1 << 20)
 #define RULE_ID_MAX 64
 #define RULES_MAX 4096
-#define PATTERNS_MAX 64         /* match or exclude lines per rule */
+#define PATTERNS_MAX 64 /* match or exclude lines per rule */
 #define LITERALS_MAX 64
-#define MATCH_LIMIT 100000      /* PCRE2 backtracking bound per line */
+#define MATCH_LIMIT 100000 /* PCRE2 backtracking bound per line */
 #define DEPTH_LIMIT 1000
 
-enum exit_kind { EXIT_FAILURE_ONLY = 0, EXIT_ANY, EXIT_SUCCESS_ONLY, EXIT_CODES };
+enum exit_kind {
+	EXIT_FAILURE_ONLY = 0,
+	EXIT_ANY,
+	EXIT_SUCCESS_ONLY,
+	EXIT_CODES
+};
 
 struct pattern {
 	char *src;
@@ -34,32 +39,32 @@ struct pattern {
 struct ga_rule {
 	char *id;
 	int cls;
-	int priority;           /* -1: class default */
+	int priority; /* -1: class default */
 	char *hint;
 	char *file;
 	unsigned line;
-	size_t order;           /* load order, breaks priority ties */
+	size_t order; /* load order, breaks priority ties */
 	struct pattern *match;
 	size_t n_match;
 	struct pattern *exclude;
 	size_t n_exclude;
-	char **literal;         /* given with "literal =" */
+	char **literal; /* given with "literal =" */
 	size_t n_literal;
 	bool caseless;
 	bool fallback;
 	bool fatal;
 	enum exit_kind exit_kind;
 	uint8_t exit_codes[256];
-	uint64_t signals;       /* bit N: signal N */
-	uint32_t states;        /* bit N: enum ga_sched_state N */
-	int oom;                /* -1 no condition, 0 none, 1 at least one */
+	uint64_t signals; /* bit N: signal N */
+	uint32_t states;  /* bit N: enum ga_sched_state N */
+	int oom;          /* -1 no condition, 0 none, 1 at least one */
 };
 
 struct ga_ruleset {
 	struct ga_rule **rules; /* priority order */
 	size_t n;
 	struct ga_prefilter *prefilter;
-	uint32_t *owner_start;  /* CSR: literal -> rules */
+	uint32_t *owner_start; /* CSR: literal -> rules */
 	uint32_t *owners;
 	size_t n_literals;
 	uint32_t *unfiltered;
@@ -140,16 +145,16 @@ struct parser {
 	const char *file;
 	struct ga_diag *diag;
 	struct draft *draft;
-	struct ga_rule *cur;    /* rule being defined, not yet in draft */
-	char **seen;            /* ids defined in this file */
+	struct ga_rule *cur; /* rule being defined, not yet in draft */
+	char **seen;         /* ids defined in this file */
 	size_t n_seen;
-	bool bad_section;       /* header rejected: skip its keys quietly */
+	bool bad_section; /* header rejected: skip its keys quietly */
 	int errors;
-	int errors_before_cur;  /* errors when p->cur was begun */
+	int errors_before_cur; /* errors when p->cur was begun */
 };
 
 static void perr(struct parser *p, unsigned line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 static void perr(struct parser *p, unsigned line, const char *fmt, ...)
 {
@@ -214,11 +219,12 @@ static void finish_rule(struct parser *p)
 		     r->id);
 		goto drop;
 	}
-	if (r->n_match == 0 && (r->n_exclude || r->n_literal || r->fallback ||
-				r->fatal)) {
+	if (r->n_match == 0 &&
+	    (r->n_exclude || r->n_literal || r->fallback || r->fatal)) {
 		perr(p, r->line,
 		     "rule '%s': 'exclude', 'literal', 'fallback' and 'fatal' "
-		     "need a 'match ='", r->id);
+		     "need a 'match ='",
+		     r->id);
 		goto drop;
 	}
 	at = draft_find(p->draft, r->id);
@@ -276,8 +282,9 @@ static void parse_section(struct parser *p, unsigned line, char *s)
 	finish_rule(p);
 	p->bad_section = true;
 	if (!end || *trim(end + 1) != '\0') {
-		perr(p, line, "malformed section header (want '[rule ID]' or "
-			      "'[disable ID]')");
+		perr(p, line,
+		     "malformed section header (want '[rule ID]' or "
+		     "'[disable ID]')");
 		return;
 	}
 	*end = '\0';
@@ -287,26 +294,32 @@ static void parse_section(struct parser *p, unsigned line, char *s)
 		*id++ = '\0';
 	id = trim(id);
 	if (strcmp(kind, "rule") != 0 && strcmp(kind, "disable") != 0) {
-		perr(p, line, "unknown section '[%s]' (want 'rule' or "
-			      "'disable')", kind);
+		perr(p, line,
+		     "unknown section '[%s]' (want 'rule' or "
+		     "'disable')",
+		     kind);
 		return;
 	}
 	if (!valid_id(id)) {
-		perr(p, line, "invalid rule id '%s' (1-%d characters of "
-			      "A-Z a-z 0-9 _ . : -)", id, RULE_ID_MAX);
+		perr(p, line,
+		     "invalid rule id '%s' (1-%d characters of "
+		     "A-Z a-z 0-9 _ . : -)",
+		     id, RULE_ID_MAX);
 		return;
 	}
 	if (strcmp(kind, "disable") == 0) {
 		ssize_t at = draft_find(p->draft, id);
 
 		if (at < 0) {
-			perr(p, line, "disable: no rule '%s' in the built-in "
-				      "rules or earlier files", id);
+			perr(p, line,
+			     "disable: no rule '%s' in the built-in "
+			     "rules or earlier files",
+			     id);
 			return;
 		}
 		rule_destroy(p->draft->rules[at]);
 		memmove(&p->draft->rules[at], &p->draft->rules[at + 1],
-			(p->draft->n - (size_t)at - 1) * sizeof(void *));
+		        (p->draft->n - (size_t)at - 1) * sizeof(void *));
 		p->draft->n--;
 		p->bad_section = false;
 		return;
@@ -335,7 +348,7 @@ static void parse_section(struct parser *p, unsigned line, char *s)
 }
 
 static bool add_pattern(struct parser *p, unsigned line, struct pattern **v,
-			size_t *n, const char *src)
+                        size_t *n, const char *src)
 {
 	struct pattern *tmp;
 
@@ -362,7 +375,7 @@ nomem:
 
 /* Split a list value on commas and blanks; call FN for each item. */
 static bool each_item(struct parser *p, unsigned line, char *value,
-		      bool (*fn)(struct parser *, unsigned, const char *))
+                      bool (*fn)(struct parser *, unsigned, const char *))
 {
 	int count = 0;
 
@@ -387,8 +400,9 @@ static bool add_exit_code(struct parser *p, unsigned line, const char *tok)
 	errno = 0;
 	v = strtol(tok, &end, 10);
 	if (errno || *end || end == tok || v < 0 || v > 255) {
-		perr(p, line, "rule '%s': exit: '%s' is not 'failure', "
-			      "'success', 'any' or an exit code 0-255",
+		perr(p, line,
+		     "rule '%s': exit: '%s' is not 'failure', "
+		     "'success', 'any' or an exit code 0-255",
 		     p->cur->id, tok);
 		return false;
 	}
@@ -414,9 +428,11 @@ static bool add_state(struct parser *p, unsigned line, const char *tok)
 	int st = ga_sched_state_from_name(tok);
 
 	if (st <= 0) {
-		perr(p, line, "rule '%s': state: unknown scheduler state '%s' "
-			      "(TIMEOUT, CANCELLED, PREEMPTED, NODE_FAIL, "
-			      "OUT_OF_MEMORY, DEADLINE)", p->cur->id, tok);
+		perr(p, line,
+		     "rule '%s': state: unknown scheduler state '%s' "
+		     "(TIMEOUT, CANCELLED, PREEMPTED, NODE_FAIL, "
+		     "OUT_OF_MEMORY, DEADLINE)",
+		     p->cur->id, tok);
 		return false;
 	}
 	p->cur->states |= UINT32_C(1) << st;
@@ -439,8 +455,9 @@ static void parse_key(struct parser *p, unsigned line, char *s)
 	char *key, *value;
 
 	if (!eq) {
-		perr(p, line, "expected 'key = value', a '[section]' or a "
-			      "comment");
+		perr(p, line,
+		     "expected 'key = value', a '[section]' or a "
+		     "comment");
 		return;
 	}
 	*eq = '\0';
@@ -454,8 +471,10 @@ static void parse_key(struct parser *p, unsigned line, char *s)
 	if (!strcmp(key, "class")) {
 		r->cls = ga_class_from_name(value);
 		if (r->cls < 0)
-			perr(p, line, "rule '%s': unknown class '%s' (see the "
-				      "taxonomy in README.md)", r->id, value);
+			perr(p, line,
+			     "rule '%s': unknown class '%s' (see the "
+			     "taxonomy in README.md)",
+			     r->id, value);
 	} else if (!strcmp(key, "priority")) {
 		char *end;
 		long v;
@@ -463,13 +482,16 @@ static void parse_key(struct parser *p, unsigned line, char *s)
 		errno = 0;
 		v = strtol(value, &end, 10);
 		if (errno || *end || end == value || v < 0 || v > 1000)
-			perr(p, line, "rule '%s': priority must be an integer "
-				      "0-1000, not '%s'", r->id, value);
+			perr(p, line,
+			     "rule '%s': priority must be an integer "
+			     "0-1000, not '%s'",
+			     r->id, value);
 		else
 			r->priority = (int)v;
 	} else if (!strcmp(key, "match") || !strcmp(key, "exclude")) {
 		if (!*value)
-			perr(p, line, "rule '%s': empty %s pattern", r->id, key);
+			perr(p, line, "rule '%s': empty %s pattern", r->id,
+			     key);
 		else if (!strcmp(key, "match"))
 			add_pattern(p, line, &r->match, &r->n_match, value);
 		else
@@ -484,9 +506,10 @@ static void parse_key(struct parser *p, unsigned line, char *s)
 			value++;
 		}
 		if (strlen(value) < GA_PREFILTER_MIN_LITERAL) {
-			perr(p, line, "rule '%s': literal '%s' is shorter than "
-				      "%d bytes", r->id, value,
-			     GA_PREFILTER_MIN_LITERAL);
+			perr(p, line,
+			     "rule '%s': literal '%s' is shorter than "
+			     "%d bytes",
+			     r->id, value, GA_PREFILTER_MIN_LITERAL);
 			return;
 		}
 		if (r->n_literal >= LITERALS_MAX) {
@@ -522,7 +545,7 @@ static void parse_key(struct parser *p, unsigned line, char *s)
 			perr(p, line, "rule '%s': oom_kill must be yes or no",
 			     r->id);
 	} else if (!strcmp(key, "caseless") || !strcmp(key, "fallback") ||
-		   !strcmp(key, "fatal")) {
+	           !strcmp(key, "fatal")) {
 		int v = parse_bool(value);
 
 		if (v < 0)
@@ -540,18 +563,19 @@ static void parse_key(struct parser *p, unsigned line, char *s)
 		if (!r->hint)
 			perr(p, line, "out of memory");
 	} else {
-		perr(p, line, "rule '%s': unknown key '%s' (class, priority, "
-			      "match, exclude, literal, exit, signal, state, "
-			      "oom_kill, caseless, fallback, fatal, hint)",
+		perr(p, line,
+		     "rule '%s': unknown key '%s' (class, priority, "
+		     "match, exclude, literal, exit, signal, state, "
+		     "oom_kill, caseless, fallback, fatal, hint)",
 		     r->id, key);
 	}
 }
 
 /* Parse one file's TEXT into the draft.  Returns the number of errors. */
 static int parse_text(const char *file, const char *text, struct draft *d,
-		      struct ga_diag *diag)
+                      struct ga_diag *diag)
 {
-	struct parser p = { .file = file, .diag = diag, .draft = d };
+	struct parser p = {.file = file, .diag = diag, .draft = d};
 	const char *s = text;
 	unsigned line = 0;
 	char *buf = malloc(RULE_LINE_MAX + 1);
@@ -643,8 +667,10 @@ static const char *skip_escape(const char *p)
 		return *q ? q + 1 : q;
 	case 'g':
 		if (*q == '{' || *q == '<' || *q == '\'')
-			return skip_arg(q, *q, *q == '{' ? '}' :
-					       *q == '<' ? '>' : '\'');
+			return skip_arg(q, *q,
+			                *q == '{'   ? '}'
+			                : *q == '<' ? '>'
+			                            : '\'');
 		if (*q == '+' || *q == '-')
 			q++;
 		while (isdigit((unsigned char)*q))
@@ -652,8 +678,10 @@ static const char *skip_escape(const char *p)
 		return q;
 	case 'k':
 		if (*q == '{' || *q == '<' || *q == '\'')
-			return skip_arg(q, *q, *q == '{' ? '}' :
-					       *q == '<' ? '>' : '\'');
+			return skip_arg(q, *q,
+			                *q == '{'   ? '}'
+			                : *q == '<' ? '>'
+			                            : '\'');
 		return q;
 	default:
 		/* \0 octal and \1.. back references or octal: all digits */
@@ -728,8 +756,8 @@ static const char *skip_group(const char *p)
 static bool sets_extended(const char *pattern)
 {
 	for (const char *p = strstr(pattern, "(?"); p; p = strstr(p + 1, "(?"))
-		for (const char *q = p + 2; isalpha((unsigned char)*q) ||
-					    *q == '-' || *q == '^'; q++)
+		for (const char *q = p + 2;
+		     isalpha((unsigned char)*q) || *q == '-' || *q == '^'; q++)
 			if (*q == 'x')
 				return true;
 	return false;
@@ -786,7 +814,8 @@ static void longest_run(const char *p, const char *end, struct ga_buf *best)
 
 				if (!stop || stop > end)
 					stop = end;
-				ga_buf_append(&run, p + 2, (size_t)(stop - p - 2));
+				ga_buf_append(&run, p + 2,
+				              (size_t)(stop - p - 2));
 				p = stop + (stop < end ? 2 : 0);
 				/* A quantifier after \E applies to the last
 				 * quoted character. */
@@ -800,7 +829,8 @@ static void longest_run(const char *p, const char *end, struct ga_buf *best)
 				continue;
 			}
 			if (isalnum((unsigned char)e)) {
-				p = skip_escape(p); /* \d \b \x41: not literal */
+				p = skip_escape(
+				        p); /* \d \b \x41: not literal */
 				p += quantifier(p, &opt);
 				goto brk;
 			}
@@ -834,7 +864,7 @@ static void longest_run(const char *p, const char *end, struct ga_buf *best)
 		}
 		ga_buf_putc(&run, c);
 		continue;
-brk:
+	brk:
 		if (run.len > best->len) {
 			ga_buf_reset(best);
 			ga_buf_append(best, run.data, run.len);
@@ -901,7 +931,7 @@ size_t ga_rules_extract_literals(const char *pattern, char **out, size_t max)
 /* ---- compiling ------------------------------------------------------- */
 
 static int compile_patterns(struct ga_rule *r, struct pattern *v, size_t n,
-			    struct ga_diag *diag)
+                            struct ga_diag *diag)
 {
 	int errors = 0;
 
@@ -913,22 +943,24 @@ static int compile_patterns(struct ga_rule *r, struct pattern *v, size_t n,
 		/* Byte mode on purpose: logs hold invalid UTF-8 and NUL bytes,
 		 * and the patterns are ASCII. */
 		v[i].code = pcre2_compile((PCRE2_SPTR)v[i].src,
-					  PCRE2_ZERO_TERMINATED, opts, &err,
-					  &off, NULL);
+		                          PCRE2_ZERO_TERMINATED, opts, &err,
+		                          &off, NULL);
 		if (!v[i].code) {
 			PCRE2_UCHAR msg[256];
 
 			pcre2_get_error_message(err, msg, sizeof(msg));
 			ga_diag_error(diag, r->file, v[i].line,
-				      "rule '%s': %s at offset %zu", r->id,
-				      (const char *)msg, (size_t)off);
+			              "rule '%s': %s at offset %zu", r->id,
+			              (const char *)msg, (size_t)off);
 			errors++;
 			continue;
 		}
 		err = pcre2_jit_compile(v[i].code, PCRE2_JIT_COMPLETE);
 		if (err < 0)
-			ga_log(GA_LOG_DEBUG, "gpualert: rules: rule '%s': no JIT "
-			       "(%d), interpreting", r->id, err);
+			ga_log(GA_LOG_DEBUG,
+			       "gpualert: rules: rule '%s': no JIT "
+			       "(%d), interpreting",
+			       r->id, err);
 	}
 	return errors;
 }
@@ -988,7 +1020,7 @@ static void lit_finish(struct lit_list *l)
  * match pattern.  A rule left without any becomes "unfiltered". */
 static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 {
-	struct lit_list l = { 0 };
+	struct lit_list l = {0};
 	int rc = -1;
 
 	rs->unfiltered = calloc(rs->n + 1, sizeof(*rs->unfiltered));
@@ -1008,7 +1040,7 @@ static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 		for (size_t k = 0; k < r->n_match && complete; k++) {
 			char *found[LITERALS_MAX];
 			size_t nf = ga_rules_extract_literals(
-				r->match[k].src, found, LITERALS_MAX);
+			        r->match[k].src, found, LITERALS_MAX);
 
 			if (nf == 0)
 				complete = false;
@@ -1023,10 +1055,10 @@ static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 				free(l.text[--l.n]);
 			rs->unfiltered[rs->n_unfiltered++] = (uint32_t)i;
 			ga_diag_warn(diag, r->file, r->line,
-				     "rule '%s': no literal of %d+ bytes found "
-				     "in its patterns; it is tried on every "
-				     "line (slow): add 'literal ='", r->id,
-				     GA_PREFILTER_MIN_LITERAL);
+			             "rule '%s': no literal of %d+ bytes found "
+			             "in its patterns; it is tried on every "
+			             "line (slow): add 'literal ='",
+			             r->id, GA_PREFILTER_MIN_LITERAL);
 		}
 	}
 	if (l.failed)
@@ -1034,7 +1066,7 @@ static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 	rs->n_literals = l.n;
 	if (l.n) {
 		rs->prefilter = ga_prefilter_create((const char *const *)l.text,
-						    l.len, l.n);
+		                                    l.len, l.n);
 		if (!rs->prefilter)
 			goto out;
 	}
@@ -1063,9 +1095,9 @@ static struct ga_ruleset *compile_draft(struct draft *d, struct ga_diag *diag)
 
 	for (size_t i = 0; i < d->n; i++) {
 		errors += compile_patterns(d->rules[i], d->rules[i]->match,
-					   d->rules[i]->n_match, diag);
+		                           d->rules[i]->n_match, diag);
 		errors += compile_patterns(d->rules[i], d->rules[i]->exclude,
-					   d->rules[i]->n_exclude, diag);
+		                           d->rules[i]->n_exclude, diag);
 	}
 	if (errors)
 		return NULL;
@@ -1079,8 +1111,9 @@ static struct ga_ruleset *compile_draft(struct draft *d, struct ga_diag *diag)
 	if (rs->n)
 		qsort(rs->rules, rs->n, sizeof(*rs->rules), cmp_priority);
 	if (build_prefilter(rs, diag) < 0) {
-		ga_diag_error(diag, NULL, 0, "out of memory building the "
-					     "prefilter");
+		ga_diag_error(diag, NULL, 0,
+		              "out of memory building the "
+		              "prefilter");
 		ga_ruleset_destroy(rs);
 		return NULL;
 	}
@@ -1093,7 +1126,7 @@ static int apply_builtin(struct draft *d, struct ga_diag *diag)
 
 	for (size_t i = 0; i < ga_builtin_rules_count; i++)
 		errors += parse_text(ga_builtin_rules[i].name,
-				     ga_builtin_rules[i].text, d, diag);
+		                     ga_builtin_rules[i].text, d, diag);
 	return errors;
 }
 
@@ -1116,7 +1149,7 @@ static int apply_dir(const char *dir, struct draft *d, struct ga_diag *diag)
 		if (errno == ENOENT)
 			return 0;
 		ga_diag_error(diag, dir, 0, "cannot open rules directory: %s",
-			      strerror(errno));
+		              strerror(errno));
 		return 1;
 	}
 	while ((de = readdir(dh))) {
@@ -1149,12 +1182,13 @@ static int apply_dir(const char *dir, struct draft *d, struct ga_diag *diag)
 		rc = ga_read_file(path, RULE_FILE_MAX, &text, &len);
 		if (rc < 0) {
 			ga_diag_error(diag, path, 0, "cannot read: %s",
-				      rc == -EFBIG ? "larger than 1 MiB"
-						   : strerror(-rc));
+			              rc == -EFBIG ? "larger than 1 MiB"
+			                           : strerror(-rc));
 			errors++;
 		} else if (strlen(text) != len) {
-			ga_diag_error(diag, path, 0, "contains a NUL byte: not "
-						     "a rules file");
+			ga_diag_error(diag, path, 0,
+			              "contains a NUL byte: not "
+			              "a rules file");
 			errors++;
 		} else {
 			errors += parse_text(path, text, d, diag);
@@ -1167,10 +1201,10 @@ static int apply_dir(const char *dir, struct draft *d, struct ga_diag *diag)
 }
 
 static struct ga_ruleset *load(const char *dir,
-			       const struct ga_rules_source *src, size_t n_src,
-			       bool with_builtin, struct ga_diag *diag)
+                               const struct ga_rules_source *src, size_t n_src,
+                               bool with_builtin, struct ga_diag *diag)
 {
-	struct draft d = { 0 };
+	struct draft d = {0};
 	struct ga_ruleset *rs = NULL;
 	int errors = 0;
 
@@ -1187,8 +1221,8 @@ static struct ga_ruleset *load(const char *dir,
 }
 
 struct ga_ruleset *ga_rules_load_sources(const struct ga_rules_source *sources,
-					 size_t n, bool with_builtin,
-					 struct ga_diag *diag)
+                                         size_t n, bool with_builtin,
+                                         struct ga_diag *diag)
 {
 	return load(NULL, sources, n, with_builtin, diag);
 }
@@ -1199,7 +1233,7 @@ struct ga_ruleset *ga_rules_check_dir(const char *dir, struct ga_diag *diag)
 }
 
 struct ga_ruleset *ga_rules_load(const char *dir, struct ga_diag *diag,
-				 bool *fell_back)
+                                 bool *fell_back)
 {
 	struct ga_ruleset *rs;
 
@@ -1208,9 +1242,10 @@ struct ga_ruleset *ga_rules_load(const char *dir, struct ga_diag *diag,
 	rs = load(dir, NULL, 0, true, diag);
 	if (rs || !dir || !*dir)
 		return rs;
-	ga_diag_error(diag, dir, 0, "ignoring this rules directory because "
-				    "of the errors above; using the built-in "
-				    "rules");
+	ga_diag_error(diag, dir, 0,
+	              "ignoring this rules directory because "
+	              "of the errors above; using the built-in "
+	              "rules");
 	if (fell_back)
 		*fell_back = true;
 	return load(NULL, NULL, 0, true, diag);
@@ -1234,7 +1269,7 @@ const struct ga_prefilter *ga_ruleset_prefilter(const struct ga_ruleset *rs)
 }
 
 void ga_ruleset_literal_owners(const struct ga_ruleset *rs, size_t lit,
-			       const uint32_t **rules, size_t *n)
+                               const uint32_t **rules, size_t *n)
 {
 	if (lit >= rs->n_literals) {
 		*rules = NULL;
@@ -1246,7 +1281,7 @@ void ga_ruleset_literal_owners(const struct ga_ruleset *rs, size_t lit,
 }
 
 size_t ga_ruleset_unfiltered(const struct ga_ruleset *rs,
-			     const uint32_t **rules)
+                             const uint32_t **rules)
 {
 	*rules = rs->unfiltered;
 	return rs->n_unfiltered;
@@ -1264,8 +1299,9 @@ enum ga_class ga_rule_class(const struct ga_rule *r)
 
 int ga_rule_priority(const struct ga_rule *r)
 {
-	return r->priority >= 0 ? r->priority
-				: ga_class_default_priority((enum ga_class)r->cls);
+	return r->priority >= 0
+	               ? r->priority
+	               : ga_class_default_priority((enum ga_class)r->cls);
 }
 
 const char *ga_rule_hint(const struct ga_rule *r)
@@ -1326,13 +1362,13 @@ void ga_matcher_destroy(struct ga_matcher *m)
 
 /* 1 match, 0 none, -1 PCRE2 gave up. */
 static int match_any(const struct pattern *v, size_t n, struct ga_matcher *m,
-		     const char *s, size_t len)
+                     const char *s, size_t len)
 {
 	int gave_up = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		int rc = pcre2_match(v[i].code, (PCRE2_SPTR)s, len, 0, 0, m->md,
-				     m->mctx);
+		                     m->mctx);
 
 		if (rc >= 0)
 			return 1;
@@ -1342,8 +1378,8 @@ static int match_any(const struct pattern *v, size_t n, struct ga_matcher *m,
 	return gave_up ? -1 : 0;
 }
 
-int ga_rule_match(const struct ga_rule *r, struct ga_matcher *m,
-		  const char *s, size_t len)
+int ga_rule_match(const struct ga_rule *r, struct ga_matcher *m, const char *s,
+                  size_t len)
 {
 	int rc = match_any(r->match, r->n_match, m, s, len);
 
@@ -1381,7 +1417,8 @@ bool ga_rule_status_ok(const struct ga_rule *r, const struct ga_status *st)
 		/* A shell reports a child killed by signal N as 128+N. */
 		if (!sig && st->exit_code > 128 && st->exit_code < 128 + 64)
 			sig = st->exit_code - 128;
-		if (sig <= 0 || sig > 63 || !(r->signals & (UINT64_C(1) << sig)))
+		if (sig <= 0 || sig > 63 ||
+		    !(r->signals & (UINT64_C(1) << sig)))
 			return false;
 	}
 	if (r->states && !(r->states & (UINT32_C(1) << st->state)))
@@ -1394,18 +1431,20 @@ bool ga_rule_status_ok(const struct ga_rule *r, const struct ga_status *st)
 }
 
 void ga_rule_describe_status(const struct ga_rule *r,
-			     const struct ga_status *st, struct ga_buf *out)
+                             const struct ga_status *st, struct ga_buf *out)
 {
 	const char *sep = "";
 
 	if (r->states) {
 		ga_buf_printf(out, "scheduler state %s",
-			      ga_sched_state_name(st->state));
+		              ga_sched_state_name(st->state));
 		sep = "; ";
 	}
 	if (r->oom == 1) {
-		ga_buf_printf(out, "%s%d oom-kill event(s) in the job's memory "
-			      "cgroup", sep, st->oom_kills);
+		ga_buf_printf(out,
+		              "%s%d oom-kill event(s) in the job's memory "
+		              "cgroup",
+		              sep, st->oom_kills);
 		sep = "; ";
 	}
 	if (r->signals || r->exit_kind == EXIT_CODES || !*sep) {
@@ -1417,7 +1456,7 @@ void ga_rule_describe_status(const struct ga_rule *r,
 				ga_buf_printf(out, "terminated by %s", name);
 			else
 				ga_buf_printf(out, "terminated by signal %d",
-					      st->signal);
+				              st->signal);
 		} else {
 			ga_buf_printf(out, "exit code %d", st->exit_code);
 		}
@@ -1425,7 +1464,7 @@ void ga_rule_describe_status(const struct ga_rule *r,
 }
 
 static void format_list(struct ga_buf *out, const char *key, uint64_t mask,
-			int max, const char *(*name)(int))
+                        int max, const char *(*name)(int))
 {
 	const char *sep = "";
 
@@ -1457,7 +1496,8 @@ void ga_rule_format(const struct ga_rule *r, struct ga_buf *out)
 {
 	ga_buf_printf(out, "[rule %s]\n", r->id);
 	ga_buf_printf(out, "; from %s:%u\n", r->file, r->line);
-	ga_buf_printf(out, "class = %s\n", ga_class_name((enum ga_class)r->cls));
+	ga_buf_printf(out, "class = %s\n",
+	              ga_class_name((enum ga_class)r->cls));
 	ga_buf_printf(out, "priority = %d\n", ga_rule_priority(r));
 	for (size_t i = 0; i < r->n_match; i++)
 		ga_buf_printf(out, "match = %s\n", r->match[i].src);
@@ -1468,10 +1508,11 @@ void ga_rule_format(const struct ga_rule *r, struct ga_buf *out)
 		size_t n = strlen(l);
 		/* The parser trims blanks: quote them, as the rule file did. */
 		bool quote = n && (l[0] == ' ' || l[0] == '\t' ||
-				   l[n - 1] == ' ' || l[n - 1] == '\t');
+		                   l[n - 1] == ' ' || l[n - 1] == '\t');
 
-		ga_buf_printf(out, quote ? "literal = \"%s\"\n" : "literal = %s\n",
-			      l);
+		ga_buf_printf(out,
+		              quote ? "literal = \"%s\"\n" : "literal = %s\n",
+		              l);
 	}
 	if (r->caseless)
 		ga_buf_puts(out, "caseless = yes\n");

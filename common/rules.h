@@ -29,8 +29,8 @@ struct ga_prefilter;
 
 /* An in-memory rules file. */
 struct ga_rules_source {
-	const char *name;       /* for diagnostics: "10-gpu.rules" */
-	const char *text;       /* NUL-terminated */
+	const char *name; /* for diagnostics: "10-gpu.rules" */
+	const char *text; /* NUL-terminated */
 };
 
 /* The rules compiled into the binary, in load order. */
@@ -46,14 +46,14 @@ extern const size_t ga_builtin_rules_count;
  * runs out or the built-in rules themselves fail (a build bug).  Destroy
  * with ga_ruleset_destroy(). */
 struct ga_ruleset *ga_rules_load(const char *dir, struct ga_diag *diag,
-				 bool *fell_back);
+                                 bool *fell_back);
 
 /* Load exactly SOURCES (after the built-ins if WITH_BUILTIN).  Returns NULL
  * on any error (reported to DIAG), with no fallback: for checking rule
  * files and for tests. */
 struct ga_ruleset *ga_rules_load_sources(const struct ga_rules_source *sources,
-					 size_t n, bool with_builtin,
-					 struct ga_diag *diag);
+                                         size_t n, bool with_builtin,
+                                         struct ga_diag *diag);
 
 /* Like ga_rules_load, but with no fallback: NULL if DIR has any error.
  * For `gpualert rules check`. */
@@ -70,11 +70,11 @@ const struct ga_rule *ga_ruleset_rule(const struct ga_ruleset *rs, size_t i);
  * and which rules own literal LIT (indices into ga_ruleset_rule()). */
 const struct ga_prefilter *ga_ruleset_prefilter(const struct ga_ruleset *rs);
 void ga_ruleset_literal_owners(const struct ga_ruleset *rs, size_t lit,
-			       const uint32_t **rules, size_t *n);
+                               const uint32_t **rules, size_t *n);
 
 /* Rules with patterns but no literal: they must see every line. */
 size_t ga_ruleset_unfiltered(const struct ga_ruleset *rs,
-			     const uint32_t **rules);
+                             const uint32_t **rules);
 
 const char *ga_rule_id(const struct ga_rule *r);
 enum ga_class ga_rule_class(const struct ga_rule *r);
@@ -101,8 +101,8 @@ void ga_matcher_destroy(struct ga_matcher *m);
 /* Does line S (LEN bytes, no terminator) match one of R's patterns and
  * none of its exclusions?  Returns 1 or 0, or -1 when PCRE2 gave up (match
  * limit): the line then counts as not matching. */
-int ga_rule_match(const struct ga_rule *r, struct ga_matcher *m,
-		  const char *s, size_t len);
+int ga_rule_match(const struct ga_rule *r, struct ga_matcher *m, const char *s,
+                  size_t len);
 
 /* Do R's conditions on how the job ended hold for ST?  With an unknown
  * status, exit conditions count as met and signal/state/oom conditions
@@ -112,7 +112,7 @@ bool ga_rule_status_ok(const struct ga_rule *r, const struct ga_status *st);
 /* Describe, for a status rule, the fact that makes it hold for ST
  * ("terminated by SIGSEGV").  Appends to OUT. */
 void ga_rule_describe_status(const struct ga_rule *r,
-			     const struct ga_status *st, struct ga_buf *out);
+                             const struct ga_status *st, struct ga_buf *out);
 
 /* Append R in rule-file syntax to OUT (for `gpualert rules list`). */
 void ga_rule_format(const struct ga_rule *r, struct ga_buf *out);

@@ -11,7 +11,7 @@
 #include "log.h"
 
 int ga_smtp_read_credentials(const char *path, char *user, size_t user_size,
-			     char *pass, size_t pass_size)
+                             char *pass, size_t pass_size)
 {
 	char line[1024];
 	struct stat st;
@@ -60,8 +60,9 @@ out:
 enum ga_send_result ga_smtp_classify(int curl_code, long reply)
 {
 	if (curl_code == CURLE_OK)
-		return reply >= 500 ? GA_SEND_FAIL :
-		       reply >= 400 ? GA_SEND_RETRY : GA_SEND_OK;
+		return reply >= 500   ? GA_SEND_FAIL
+		       : reply >= 400 ? GA_SEND_RETRY
+		                      : GA_SEND_OK;
 	/* RFC 5321 section 4.2.1: 4yz is a transient negative completion
 	 * (try again), 5yz a permanent one (do not repeat as is). */
 	if (reply >= 500 && reply < 600)
@@ -99,7 +100,7 @@ struct last_reply {
 };
 
 static int debug_cb(CURL *c, curl_infotype type, char *data, size_t size,
-		    void *ud)
+                    void *ud)
 {
 	struct last_reply *lr = ud;
 	size_t n = 0;
@@ -118,15 +119,15 @@ static int debug_cb(CURL *c, curl_infotype type, char *data, size_t size,
 }
 
 enum ga_send_result ga_smtp_send(const struct ga_config *cfg,
-				 const char *const *rcpt, size_t n,
-				 const char *msg, size_t len,
-				 char *err, size_t err_size)
+                                 const char *const *rcpt, size_t n,
+                                 const char *msg, size_t len, char *err,
+                                 size_t err_size)
 {
 	char errbuf[CURL_ERROR_SIZE] = "", user[256], pass[512];
 	char from[300];
 	struct curl_slist *list = NULL, *tmp;
-	struct reader rd = { msg, len };
-	struct last_reply lr = { "" };
+	struct reader rd = {msg, len};
+	struct last_reply lr = {""};
 	enum ga_send_result res = GA_SEND_RETRY;
 	long reply = 0;
 	CURLcode cc;
@@ -136,8 +137,8 @@ enum ga_send_result ga_smtp_send(const struct ga_config *cfg,
 	err[0] = '\0';
 	if ((cfg->tls == GA_TLS_IMPLICIT) != implicit) {
 		snprintf(err, err_size, "tls = %s needs an %s URL, got %s",
-			 implicit ? "starttls/try/none" : "implicit",
-			 implicit ? "smtp://" : "smtps://", cfg->smtp_url);
+		         implicit ? "starttls/try/none" : "implicit",
+		         implicit ? "smtp://" : "smtps://", cfg->smtp_url);
 		return GA_SEND_RETRY;
 	}
 	c = curl_easy_init();
@@ -159,7 +160,8 @@ enum ga_send_result ga_smtp_send(const struct ga_config *cfg,
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)cfg->connect_timeout_s);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT,
+	                 (long)cfg->connect_timeout_s);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)cfg->timeout_s);
 	curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, debug_cb);
 	curl_easy_setopt(c, CURLOPT_DEBUGDATA, &lr);
@@ -185,16 +187,19 @@ enum ga_send_result ga_smtp_send(const struct ga_config *cfg,
 	}
 	if (cfg->credentials_file && *cfg->credentials_file) {
 		int rc = ga_smtp_read_credentials(cfg->credentials_file, user,
-						  sizeof(user), pass,
-						  sizeof(pass));
+		                                  sizeof(user), pass,
+		                                  sizeof(pass));
 
 		if (rc) {
-			snprintf(err, err_size, "credentials file %s: %s",
-				 cfg->credentials_file, rc == -EPERM ?
-				 "refused: must be a regular file of root or the "
-				 "service user, mode 0600 or 0400" :
-				 rc == -EINVAL ? "expected one line user:password" :
-				 strerror(-rc));
+			snprintf(
+			        err, err_size, "credentials file %s: %s",
+			        cfg->credentials_file,
+			        rc == -EPERM
+			                ? "refused: must be a regular file of root or the "
+			                  "service user, mode 0600 or 0400"
+			        : rc == -EINVAL
+			                ? "expected one line user:password"
+			                : strerror(-rc));
 			goto out;
 		}
 		curl_easy_setopt(c, CURLOPT_USERNAME, user);
@@ -206,9 +211,9 @@ enum ga_send_result ga_smtp_send(const struct ga_config *cfg,
 	res = ga_smtp_classify(cc, reply);
 	if (res != GA_SEND_OK)
 		snprintf(err, err_size, "%s: %s%s%s", cfg->smtp_url,
-			 errbuf[0] ? errbuf : curl_easy_strerror(cc),
-			 reply >= 400 ? "; server said: " : "",
-			 reply >= 400 ? lr.line : "");
+		         errbuf[0] ? errbuf : curl_easy_strerror(cc),
+		         reply >= 400 ? "; server said: " : "",
+		         reply >= 400 ? lr.line : "");
 out:
 	/* smtp-mail.c: the recipient list outlives perform, freed here. */
 	curl_slist_free_all(list);

@@ -10,9 +10,9 @@
 #include "config.h"
 
 enum ga_send_result {
-	GA_SEND_OK = 0,         /* the server accepted the message */
-	GA_SEND_RETRY,          /* transient: connection, timeout, 4xx */
-	GA_SEND_FAIL,           /* permanent: 5xx; dead-letter it */
+	GA_SEND_OK = 0, /* the server accepted the message */
+	GA_SEND_RETRY,  /* transient: connection, timeout, 4xx */
+	GA_SEND_FAIL,   /* permanent: 5xx; dead-letter it */
 };
 
 /* Read "user:password" (the first line) from PATH into USER and PASS.
@@ -21,7 +21,7 @@ enum ga_send_result {
  * holds the relay's password.  Returns 0, -EPERM, -EINVAL (no ':' or too
  * long) or -errno. */
 int ga_smtp_read_credentials(const char *path, char *user, size_t user_size,
-			     char *pass, size_t pass_size);
+                             char *pass, size_t pass_size);
 
 /* Send MSG (LEN bytes, a complete RFC 5322 message with CRLF line ends)
  * to the N addresses in RCPT with CFG's [mail] settings: one easy handle,
@@ -30,9 +30,9 @@ int ga_smtp_read_credentials(const char *path, char *user, size_t user_size,
  * bytes) receives a one-line explanation on failure, including the
  * server's reply code.  Needs curl_global_init() done by the caller. */
 enum ga_send_result ga_smtp_send(const struct ga_config *cfg,
-				 const char *const *rcpt, size_t n,
-				 const char *msg, size_t len,
-				 char *err, size_t err_size);
+                                 const char *const *rcpt, size_t n,
+                                 const char *msg, size_t len, char *err,
+                                 size_t err_size);
 
 /* Classify a libcurl result and the last SMTP/HTTP reply code.  Exposed
  * for the unit tests. */

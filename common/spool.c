@@ -18,7 +18,7 @@
 #include "fdio.h"
 #include "log.h"
 
-static const char *const subdirs[] = { "tmp", "new", "att", "out", "dead" };
+static const char *const subdirs[] = {"tmp", "new", "att", "out", "dead"};
 
 int ga_spool_prepare(const char *dir)
 {
@@ -32,8 +32,10 @@ int ga_spool_prepare(const char *dir)
 	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
 		ga_path_printf(path, sizeof(path), "%s/%s", dir, subdirs[i]);
 		if (mkdir(path, 0750) < 0 && errno != EEXIST) {
-			ga_log(GA_LOG_ERROR, "gpualert: spool: cannot create "
-			       "%s: %s", path, strerror(errno));
+			ga_log(GA_LOG_ERROR,
+			       "gpualert: spool: cannot create "
+			       "%s: %s",
+			       path, strerror(errno));
 			return -errno;
 		}
 	}
@@ -61,7 +63,7 @@ bool ga_spool_name_ok(const char *name)
 static uint64_t usage_total;
 
 static int usage_cb(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
+                    struct FTW *ftw)
 {
 	if (flag == FTW_F && S_ISREG(st->st_mode))
 		usage_total += (uint64_t)st->st_size;
@@ -93,15 +95,15 @@ static int fsync_dir(const char *dir)
  * DEST_DIR/NAME, fsync DEST_DIR (rename(2) is atomic but only the
  * directory's fsync makes it survive a power loss: fsync(2) NOTES). */
 static int durable_write(const char *tmp_dir, const char *dest_dir,
-			 const char *name, const void *data, size_t len)
+                         const char *name, const void *data, size_t len)
 {
 	char tmp[4096], dest[4096];
 	int fd, rc;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", tmp_dir,
-			     name) >= sizeof(tmp) ||
-	    (size_t)ga_path_printf(dest, sizeof(dest), "%s/%s", dest_dir, name) >=
-		    sizeof(dest))
+	                     name) >= sizeof(tmp) ||
+	    (size_t)ga_path_printf(dest, sizeof(dest), "%s/%s", dest_dir,
+	                           name) >= sizeof(dest))
 		return -ENAMETOOLONG;
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
@@ -123,29 +125,34 @@ static int durable_write(const char *tmp_dir, const char *dest_dir,
 }
 
 int ga_spool_write(const char *dir, const char *name, const void *data,
-		   size_t len, uint64_t entry_max, uint64_t total_max)
+                   size_t len, uint64_t entry_max, uint64_t total_max)
 {
 	char tmp_dir[4096], new_dir[4096];
 	uint64_t used;
 	int rc;
 
 	if (!ga_spool_name_ok(name)) {
-		ga_log(GA_LOG_ERROR, "gpualert: spool: refusing entry name "
-		       "'%.64s': not a plain file name", name ? name : "");
+		ga_log(GA_LOG_ERROR,
+		       "gpualert: spool: refusing entry name "
+		       "'%.64s': not a plain file name",
+		       name ? name : "");
 		return -EINVAL;
 	}
 	if (entry_max && len > entry_max) {
-		ga_log(GA_LOG_ERROR, "gpualert: spool: %s is %zu bytes, over "
+		ga_log(GA_LOG_ERROR,
+		       "gpualert: spool: %s is %zu bytes, over "
 		       "the entry cap ([spool] entry_max = %" PRIu64 "); not "
-		       "spooled, the job is not affected", name, len, entry_max);
+		       "spooled, the job is not affected",
+		       name, len, entry_max);
 		return -EFBIG;
 	}
 	used = ga_spool_usage(dir);
 	if (total_max && used + len > total_max) {
-		ga_log(GA_LOG_ERROR, "gpualert: spool: %s full (%" PRIu64
+		ga_log(GA_LOG_ERROR,
+		       "gpualert: spool: %s full (%" PRIu64
 		       " bytes used, [spool] total_max = %" PRIu64 "); %s not "
-		       "spooled, the job is not affected", dir, used, total_max,
-		       name);
+		       "spooled, the job is not affected",
+		       dir, used, total_max, name);
 		return -ENOSPC;
 	}
 	ga_path_printf(tmp_dir, sizeof(tmp_dir), "%s/tmp", dir);
@@ -158,15 +165,17 @@ int ga_spool_write(const char *dir, const char *name, const void *data,
 			rc = durable_write(tmp_dir, new_dir, name, data, len);
 	}
 	if (rc)
-		ga_log(GA_LOG_ERROR, "gpualert: spool: cannot write %s/%s: %s%s",
-		       new_dir, name, strerror(-rc),
-		       rc == -ENOSPC || rc == -EDQUOT ?
-		       " (the job is not affected)" : "");
+		ga_log(GA_LOG_ERROR,
+		       "gpualert: spool: cannot write %s/%s: %s%s", new_dir,
+		       name, strerror(-rc),
+		       rc == -ENOSPC || rc == -EDQUOT
+		               ? " (the job is not affected)"
+		               : "");
 	return rc;
 }
 
 int ga_spool_write_file(const char *dest_dir, const char *name,
-			const void *data, size_t len)
+                        const void *data, size_t len)
 {
 	if (!ga_spool_name_ok(name))
 		return -EINVAL;
@@ -179,7 +188,8 @@ static void put_sanitized(char **p, char *end, const char *s, bool keep_us)
 		char c = *s;
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '-' || (keep_us && c == '_')))
+		      (c >= '0' && c <= '9') || c == '-' ||
+		      (keep_us && c == '_')))
 			c = '-';
 		*(*p)++ = c;
 	}
@@ -198,15 +208,16 @@ int ga_spool_report_name(const struct ga_report *r, char *out, size_t size)
 		put_sanitized(&p, end, r->array_job_id, false);
 		if (p < end)
 			*p++ = '_';
-		put_sanitized(&p, end, r->array_task_id ? r->array_task_id :
-			      r->job_id, false);
+		put_sanitized(&p, end,
+		              r->array_task_id ? r->array_task_id : r->job_id,
+		              false);
 	} else {
 		put_sanitized(&p, end, r->job_id, false);
 	}
 	if (p < end)
 		*p++ = '.';
 	put_sanitized(&p, end, r->step_id && *r->step_id ? r->step_id : "0",
-		      false);
+	              false);
 	if (p < end)
 		*p++ = '.';
 	put_sanitized(&p, end, r->node && *r->node ? r->node : "local", false);
@@ -223,7 +234,8 @@ int ga_spool_put_report(const struct ga_config *cfg, const struct ga_report *r)
 	/* Room for ".json" within the name limit. */
 	rc = ga_spool_report_name(r, name, sizeof(name) - 5);
 	if (rc) {
-		ga_log(GA_LOG_ERROR, "gpualert: spool: report without a job id");
+		ga_log(GA_LOG_ERROR,
+		       "gpualert: spool: report without a job id");
 		return rc;
 	}
 	strcat(name, ".json");
@@ -235,7 +247,7 @@ int ga_spool_put_report(const struct ga_config *cfg, const struct ga_report *r)
 		return -ENOMEM;
 	}
 	rc = ga_spool_write(cfg->spool_dir, name, b.data, b.len,
-			    cfg->spool_entry_max, cfg->spool_total_max);
+	                    cfg->spool_entry_max, cfg->spool_total_max);
 	ga_buf_finish(&b);
 	return rc;
 }
@@ -259,7 +271,7 @@ static int cmp_str(const void *a, const void *b)
 static int cmp_group(const void *a, const void *b)
 {
 	return strcmp(((const struct ga_spool_group *)a)->key,
-		      ((const struct ga_spool_group *)b)->key);
+	              ((const struct ga_spool_group *)b)->key);
 }
 
 void ga_spool_scan_finish(struct ga_spool_scan *scan)
@@ -277,7 +289,7 @@ void ga_spool_scan_finish(struct ga_spool_scan *scan)
 }
 
 static struct ga_spool_group *find_group(struct ga_spool_scan *scan,
-					 const char *key)
+                                         const char *key)
 {
 	struct ga_spool_group *tmp;
 
@@ -320,7 +332,8 @@ int ga_spool_scan_new(const char *dir, struct ga_spool_scan *scan)
 		    strcmp(de->d_name + len - 5, ".json") ||
 		    ga_spool_job_key(de->d_name, key, sizeof(key)))
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) <
+		            0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
 		g = find_group(scan, key);
@@ -363,7 +376,7 @@ int ga_spool_scan_new(const char *dir, struct ga_spool_scan *scan)
 }
 
 bool ga_spool_group_due(const struct ga_spool_group *g, int64_t now,
-			unsigned quiet)
+                        unsigned quiet)
 {
 	/* slurmstepd runs the batch step last: its report means every step
 	 * of this node has reported.  Array tasks are separate jobs each
@@ -373,8 +386,7 @@ bool ga_spool_group_due(const struct ga_spool_group *g, int64_t now,
 	return now - g->newest >= (int64_t)quiet;
 }
 
-void ga_spool_claim_name(const struct ga_spool_group *g, char *out,
-			 size_t size)
+void ga_spool_claim_name(const struct ga_spool_group *g, char *out, size_t size)
 {
 	uint64_t h = UINT64_C(0xcbf29ce484222325);
 
@@ -401,7 +413,7 @@ void ga_spool_claim_name(const struct ga_spool_group *g, char *out,
 }
 
 int ga_spool_claim(const char *dir, const struct ga_spool_group *g,
-		   const char *claim)
+                   const char *claim)
 {
 	char cdir[4096], from[4096], to[4096];
 	int rc = 0;
@@ -417,15 +429,16 @@ int ga_spool_claim(const char *dir, const struct ga_spool_group *g,
 
 		/* Attachments first: once the report has left new/, a crash
 		 * must not leave its files behind in att/. */
-		ga_path_printf(from, sizeof(from), "%s/att/%.*s", dir, (int)base,
-			 g->names[i]);
+		ga_path_printf(from, sizeof(from), "%s/att/%.*s", dir,
+		               (int)base, g->names[i]);
 		ga_path_printf(to, sizeof(to), "%s/att/%.*s", cdir, (int)base,
-			 g->names[i]);
+		               g->names[i]);
 		if (rename(from, to) < 0 && errno != ENOENT) {
 			rc = -errno;
 			break;
 		}
-		ga_path_printf(from, sizeof(from), "%s/new/%s", dir, g->names[i]);
+		ga_path_printf(from, sizeof(from), "%s/new/%s", dir,
+		               g->names[i]);
 		ga_path_printf(to, sizeof(to), "%s/%s", cdir, g->names[i]);
 		if (rename(from, to) < 0 && errno != ENOENT) {
 			rc = -errno;
@@ -470,7 +483,8 @@ int ga_spool_state_read(const char *claim_dir, struct ga_spool_state *st)
 		else if (!strcmp(line, "next_try"))
 			st->next_try = strtoll(eq, NULL, 10);
 		else if (!strcmp(line, "last_error"))
-			snprintf(st->last_error, sizeof(st->last_error), "%s", eq);
+			snprintf(st->last_error, sizeof(st->last_error), "%s",
+			         eq);
 	}
 	fclose(f);
 	return 0;
@@ -488,9 +502,9 @@ int ga_spool_state_write(const char *claim_dir, const struct ga_spool_state *st)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';
 	n = snprintf(text, sizeof(text),
-		     "attempts=%u\nfirst_seen=%" PRId64 "\nnext_try=%" PRId64
-		     "\nlast_error=%s\n", st->attempts, st->first_seen,
-		     st->next_try, err);
+	             "attempts=%u\nfirst_seen=%" PRId64 "\nnext_try=%" PRId64
+	             "\nlast_error=%s\n",
+	             st->attempts, st->first_seen, st->next_try, err);
 	return ga_spool_write_file(claim_dir, "state", text, (size_t)n);
 }
 
@@ -551,8 +565,10 @@ int ga_spool_bury(const char *dir, const char *claim, const char *reason)
 	 * which is retried, rather than an unexplained dead letter. */
 	if (ga_spool_write_file(from, "reason", text, (size_t)n) < 0 ||
 	    rename(from, to) < 0) {
-		ga_log(GA_LOG_ERROR, "gpualert: send: cannot move %s to the "
-		       "dead letters: %s", claim, strerror(errno));
+		ga_log(GA_LOG_ERROR,
+		       "gpualert: send: cannot move %s to the "
+		       "dead letters: %s",
+		       claim, strerror(errno));
 		return -errno;
 	}
 	ga_path_printf(to, sizeof(to), "%s/dead", dir);
@@ -561,20 +577,20 @@ int ga_spool_bury(const char *dir, const char *claim, const char *reason)
 }
 
 static int rm_cb(const char *path, const struct stat *st, int flag,
-		 struct FTW *ftw)
+                 struct FTW *ftw)
 {
 	return remove(path) < 0 ? -1 : 0;
 }
 
 int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
-		       const char *message_id, int64_t now)
+                       const char *message_id, int64_t now)
 {
 	char path[4096], line[1024];
 	int fd, n, rc = 0;
 
 	ga_path_printf(path, sizeof(path), "%s/sent.log", dir);
 	n = snprintf(line, sizeof(line), "%" PRId64 " %s %s %s\n", now,
-		     user && *user ? user : "-", claim, message_id);
+	             user && *user ? user : "-", claim, message_id);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return -EINVAL;
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
@@ -585,8 +601,10 @@ int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
 		rc = -errno;
 	close(fd);
 	if (rc) {
-		ga_log(GA_LOG_ERROR, "gpualert: send: cannot record %s in %s: "
-		       "%s", claim, path, strerror(-rc));
+		ga_log(GA_LOG_ERROR,
+		       "gpualert: send: cannot record %s in %s: "
+		       "%s",
+		       claim, path, strerror(-rc));
 		return rc;
 	}
 	ga_path_printf(path, sizeof(path), "%s/out/%s", dir, claim);
@@ -645,13 +663,15 @@ unsigned ga_spool_sweep_tmp(const char *dir, int64_t now, unsigned max_age)
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) <
+		            0 ||
 		    now - st.st_mtime < (int64_t)max_age)
 			continue;
 		if (S_ISDIR(st.st_mode)) {
 			char sub[4096];
 
-			ga_path_printf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+			ga_path_printf(sub, sizeof(sub), "%s/%s", path,
+			               de->d_name);
 			if (nftw(sub, rm_cb, 16, FTW_DEPTH | FTW_PHYS) == 0)
 				removed++;
 		} else if (unlinkat(dirfd(d), de->d_name, 0) == 0) {

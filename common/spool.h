@@ -56,13 +56,13 @@ uint64_t ga_spool_usage(const char *dir);
  * full), -EINVAL (bad name) or another -errno.  Every failure is logged as
  * "gpualert: spool: ..."; nothing is left behind on failure. */
 int ga_spool_write(const char *dir, const char *name, const void *data,
-		   size_t len, uint64_t entry_max, uint64_t total_max);
+                   size_t len, uint64_t entry_max, uint64_t total_max);
 
 /* Same durable write into an arbitrary directory DEST_DIR (which must be
  * on the spool's file system; the temp file is made in DEST_DIR itself).
  * No caps.  Used for state files, attachments and message.eml. */
 int ga_spool_write_file(const char *dest_dir, const char *name,
-			const void *data, size_t len);
+                        const void *data, size_t len);
 
 /* The spool name of R without ".json": "<job>.<step>.<node>" with every
  * byte outside [A-Za-z0-9_-] replaced by '-' (array tasks use
@@ -82,12 +82,12 @@ int ga_spool_job_key(const char *name, char *out, size_t size);
 
 /* Reports waiting in new/, grouped by job key. */
 struct ga_spool_group {
-	char *key;              /* job key ("1234"; array jobs: the array id) */
-	char **names;           /* file names in new/, sorted */
+	char *key;    /* job key ("1234"; array jobs: the array id) */
+	char **names; /* file names in new/, sorted */
 	size_t n_names;
-	int64_t newest;         /* newest mtime of the group's reports */
-	bool has_batch;         /* a "batch" step report is there */
-	bool is_array;          /* names carry "<array>_<task>" */
+	int64_t newest; /* newest mtime of the group's reports */
+	bool has_batch; /* a "batch" step report is there */
+	bool is_array;  /* names carry "<array>_<task>" */
 };
 
 struct ga_spool_scan {
@@ -105,7 +105,7 @@ void ga_spool_scan_finish(struct ga_spool_scan *scan);
  * step's report ends a (non-array) batch job; otherwise QUIET seconds
  * must have passed since the newest report. */
 bool ga_spool_group_due(const struct ga_spool_group *g, int64_t now,
-			unsigned quiet);
+                        unsigned quiet);
 
 /* The claim name of G: "<key>.<16 hex digits>", the hex being a 64-bit
  * FNV-1a hash of the sorted report names and the newest report's mtime,
@@ -113,19 +113,19 @@ bool ga_spool_group_due(const struct ga_spool_group *g, int64_t now,
  * whatever crashes happen, while a later job that reuses a job id (a
  * wiped slurmctld state) does not look already sent. */
 void ga_spool_claim_name(const struct ga_spool_group *g, char *out,
-			 size_t size);
+                         size_t size);
 
 /* Claim G: mkdir out/CLAIM, move its reports from new/ (and their att/
  * directories) into it.  Idempotent after a crash half-way.  Returns 0 or
  * -errno. */
 int ga_spool_claim(const char *dir, const struct ga_spool_group *g,
-		   const char *claim);
+                   const char *claim);
 
 /* Delivery state of a claim (out/CLAIM/state, "key=value" lines). */
 struct ga_spool_state {
 	unsigned attempts;
-	int64_t first_seen;     /* when it was claimed */
-	int64_t next_try;       /* 0: now */
+	int64_t first_seen; /* when it was claimed */
+	int64_t next_try;   /* 0: now */
 	char last_error[256];
 };
 
@@ -133,13 +133,12 @@ struct ga_spool_state {
  * Returns 0 or -errno. */
 int ga_spool_state_read(const char *claim_dir, struct ga_spool_state *st);
 int ga_spool_state_write(const char *claim_dir,
-			 const struct ga_spool_state *st);
+                         const struct ga_spool_state *st);
 
 /* List the claims in DIR/SUB ("out" or "dead"), sorted.  *NAMES is a
  * heap array of heap strings (free each and the array).  Returns 0 or
  * -errno. */
-int ga_spool_list(const char *dir, const char *sub, char ***names,
-		  size_t *n);
+int ga_spool_list(const char *dir, const char *sub, char ***names, size_t *n);
 
 /* Move out/CLAIM to dead/CLAIM and write dead/CLAIM/reason (REASON, one
  * line).  Returns 0 or -errno. */
@@ -149,7 +148,7 @@ int ga_spool_bury(const char *dir, const char *claim, const char *reason);
  * and fsync a line of sent.log), then remove out/CLAIM.  Returns 0 or
  * -errno (the claim stays when the log line could not be written). */
 int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
-		       const char *message_id, int64_t now);
+                       const char *message_id, int64_t now);
 
 /* Remove out/CLAIM without recording anything (it is in sent.log
  * already).  Returns 0 or -errno. */

@@ -51,14 +51,14 @@ static const struct {
 	int num;
 	const char *name;
 } signals[] = {
-	{ SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" }, { SIGQUIT, "SIGQUIT" },
-	{ SIGILL, "SIGILL" }, { SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" },
-	{ SIGBUS, "SIGBUS" }, { SIGFPE, "SIGFPE" }, { SIGKILL, "SIGKILL" },
-	{ SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
-	{ SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" }, { SIGTERM, "SIGTERM" },
-	{ SIGCHLD, "SIGCHLD" }, { SIGCONT, "SIGCONT" }, { SIGSTOP, "SIGSTOP" },
-	{ SIGTSTP, "SIGTSTP" }, { SIGXCPU, "SIGXCPU" }, { SIGXFSZ, "SIGXFSZ" },
-	{ SIGSYS, "SIGSYS" },
+        {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},
+        {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},
+        {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"},
+        {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+        {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+        {SIGCHLD, "SIGCHLD"}, {SIGCONT, "SIGCONT"}, {SIGSTOP, "SIGSTOP"},
+        {SIGTSTP, "SIGTSTP"}, {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
+        {SIGSYS, "SIGSYS"},
 };
 
 const char *ga_signal_name(int sig)
@@ -88,13 +88,13 @@ int ga_signal_from_name(const char *name)
 }
 
 static const char *const state_names[GA_STATE_COUNT] = {
-	[GA_STATE_NONE] = "NONE",
-	[GA_STATE_TIMEOUT] = "TIMEOUT",
-	[GA_STATE_CANCELLED] = "CANCELLED",
-	[GA_STATE_PREEMPTED] = "PREEMPTED",
-	[GA_STATE_NODE_FAIL] = "NODE_FAIL",
-	[GA_STATE_OUT_OF_MEMORY] = "OUT_OF_MEMORY",
-	[GA_STATE_DEADLINE] = "DEADLINE",
+        [GA_STATE_NONE] = "NONE",
+        [GA_STATE_TIMEOUT] = "TIMEOUT",
+        [GA_STATE_CANCELLED] = "CANCELLED",
+        [GA_STATE_PREEMPTED] = "PREEMPTED",
+        [GA_STATE_NODE_FAIL] = "NODE_FAIL",
+        [GA_STATE_OUT_OF_MEMORY] = "OUT_OF_MEMORY",
+        [GA_STATE_DEADLINE] = "DEADLINE",
 };
 
 const char *ga_sched_state_name(enum ga_sched_state s)

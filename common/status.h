@@ -7,7 +7,7 @@
 
 /* Scheduler verdicts that rules can test ("state = TIMEOUT"). */
 enum ga_sched_state {
-	GA_STATE_NONE = 0,      /* unknown, or nothing special */
+	GA_STATE_NONE = 0, /* unknown, or nothing special */
 	GA_STATE_TIMEOUT,
 	GA_STATE_CANCELLED,
 	GA_STATE_PREEMPTED,
@@ -18,12 +18,12 @@ enum ga_sched_state {
 };
 
 struct ga_status {
-	bool known;             /* false: nothing below is known */
-	int exit_code;          /* valid when signal == 0 */
-	int signal;             /* terminating signal, 0 if it exited */
+	bool known;    /* false: nothing below is known */
+	int exit_code; /* valid when signal == 0 */
+	int signal;    /* terminating signal, 0 if it exited */
 	enum ga_sched_state state;
-	int oom_kills;          /* cgroup oom_kill events seen for the task */
-	bool failed_in_log;     /* the log proves a failure despite exit 0 */
+	int oom_kills;      /* cgroup oom_kill events seen for the task */
+	bool failed_in_log; /* the log proves a failure despite exit 0 */
 };
 
 /* An unknown status. */

@@ -23,8 +23,8 @@ static size_t discard(char *p, size_t size, size_t nmemb, void *ud)
 }
 
 enum ga_send_result ga_webhook_post(const struct ga_config *cfg,
-				    const char *body, size_t len,
-				    char *err, size_t err_size)
+                                    const char *body, size_t len, char *err,
+                                    size_t err_size)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct curl_slist *hdr = NULL;
@@ -50,7 +50,8 @@ enum ga_send_result ga_webhook_post(const struct ga_config *cfg,
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)cfg->webhook_timeout_s);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT,
+	                 (long)cfg->webhook_timeout_s);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)cfg->webhook_timeout_s);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
@@ -61,7 +62,7 @@ enum ga_send_result ga_webhook_post(const struct ga_config *cfg,
 	res = ga_webhook_classify(cc, status);
 	if (res != GA_SEND_OK)
 		snprintf(err, err_size, "webhook: %s (HTTP %ld)",
-			 errbuf[0] ? errbuf : curl_easy_strerror(cc), status);
+		         errbuf[0] ? errbuf : curl_easy_strerror(cc), status);
 	curl_slist_free_all(hdr);
 	curl_easy_cleanup(c);
 	return res;

@@ -12,8 +12,8 @@
  * 429, 5xx and transport errors: RETRY; other 4xx: FAIL.  ERR as in
  * ga_smtp_send. */
 enum ga_send_result ga_webhook_post(const struct ga_config *cfg,
-				    const char *body, size_t len,
-				    char *err, size_t err_size);
+                                    const char *body, size_t len, char *err,
+                                    size_t err_size);
 
 /* Classify an HTTP status.  Exposed for the unit tests. */
 enum ga_send_result ga_webhook_classify(int curl_code, long status);

@@ -10,10 +10,10 @@
 /* ---- exit-code baseline ------------------------------------------------ */
 
 const char ga_eval_exit_code_description[] =
-	"exit 0 -> success; SIGKILL (-9, 137) -> host_oom; SIGSEGV, SIGBUS, "
-	"SIGILL, SIGABRT (-11, -7, -4, -6; 139, 135, 132, 134) -> segfault; "
-	"SIGTERM (-15, 143) -> cancelled; exit 1 -> code_error; "
-	"anything else -> unknown";
+        "exit 0 -> success; SIGKILL (-9, 137) -> host_oom; SIGSEGV, SIGBUS, "
+        "SIGILL, SIGABRT (-11, -7, -4, -6; 139, 135, 132, 134) -> segfault; "
+        "SIGTERM (-15, 143) -> cancelled; exit 1 -> code_error; "
+        "anything else -> unknown";
 
 enum ga_class ga_eval_exit_code_classify(const struct ga_status *st)
 {
@@ -78,7 +78,7 @@ size_t ga_eval_keywords_count(const struct ga_eval_keywords *kw)
 }
 
 static int keywords_add(struct ga_eval_keywords *kw, enum ga_class cls,
-			const char *s, size_t len)
+                        const char *s, size_t len)
 {
 	struct keyword *tmp = realloc(kw->kw, (kw->n + 1) * sizeof(*tmp));
 
@@ -97,8 +97,8 @@ static int keywords_add(struct ga_eval_keywords *kw, enum ga_class cls,
 }
 
 struct ga_eval_keywords *ga_eval_keywords_parse(const char *name,
-						const char *text,
-						struct ga_diag *diag)
+                                                const char *text,
+                                                struct ga_diag *diag)
 {
 	struct ga_eval_keywords *kw = calloc(1, sizeof(*kw));
 	const char *p = text;
@@ -123,7 +123,7 @@ struct ga_eval_keywords *ga_eval_keywords_parse(const char *name,
 		tab = memchr(p, '\t', len);
 		if (!tab) {
 			ga_diag_error(diag, name, lineno,
-				      "expected CLASS<TAB>KEYWORD");
+			              "expected CLASS<TAB>KEYWORD");
 			bad = true;
 			goto next;
 		}
@@ -138,15 +138,15 @@ struct ga_eval_keywords *ga_eval_keywords_parse(const char *name,
 		cls = ga_class_from_name(cname);
 		if (cls < 0) {
 			ga_diag_error(diag, name, lineno,
-				      "unknown class id '%s'", cname);
+			              "unknown class id '%s'", cname);
 			bad = true;
 			goto next;
 		}
 		len -= clen + 1;
 		if (len == 0 || len > KEYWORD_MAX) {
 			ga_diag_error(diag, name, lineno,
-				      "keyword must be 1 to %d bytes",
-				      KEYWORD_MAX);
+			              "keyword must be 1 to %d bytes",
+			              KEYWORD_MAX);
 			bad = true;
 			goto next;
 		}
@@ -154,7 +154,7 @@ struct ga_eval_keywords *ga_eval_keywords_parse(const char *name,
 			ga_eval_keywords_destroy(kw);
 			return NULL;
 		}
-next:
+	next:
 		if (!eol)
 			break;
 		p = eol + 1;
@@ -176,12 +176,12 @@ next:
  * needs. */
 struct ga_eval_kwscan {
 	const struct ga_eval_keywords *kw;
-	size_t keep;            /* maxlen - 1 */
-	char *tail;             /* last KEEP bytes fed (fewer at the start) */
+	size_t keep; /* maxlen - 1 */
+	char *tail;  /* last KEEP bytes fed (fewer at the start) */
 	size_t tail_len;
-	char *junction;         /* 2 * KEEP bytes */
-	uint64_t consumed;      /* bytes fed so far */
-	uint64_t best_pos;      /* UINT64_MAX: nothing found yet */
+	char *junction;    /* 2 * KEEP bytes */
+	uint64_t consumed; /* bytes fed so far */
+	uint64_t best_pos; /* UINT64_MAX: nothing found yet */
 	size_t best_idx;
 };
 
@@ -214,7 +214,7 @@ void ga_eval_kwscan_destroy(struct ga_eval_kwscan *s)
 }
 
 static void search(struct ga_eval_kwscan *s, const char *hay, size_t len,
-		   uint64_t base)
+                   uint64_t base)
 {
 	for (size_t i = 0; i < s->kw->n; i++) {
 		const struct keyword *k = &s->kw->kw[i];
@@ -241,8 +241,7 @@ bool ga_eval_kwscan_done(const struct ga_eval_kwscan *s)
 	       s->best_pos + s->kw->maxlen <= s->consumed;
 }
 
-void ga_eval_kwscan_feed(struct ga_eval_kwscan *s, const char *data,
-			 size_t len)
+void ga_eval_kwscan_feed(struct ga_eval_kwscan *s, const char *data, size_t len)
 {
 	if (len == 0 || s->kw->n == 0 || ga_eval_kwscan_done(s))
 		return;
@@ -259,8 +258,8 @@ void ga_eval_kwscan_feed(struct ga_eval_kwscan *s, const char *data,
 		memcpy(s->tail, data + len - s->keep, s->keep);
 		s->tail_len = s->keep;
 	} else {
-		size_t old = s->tail_len + len > s->keep ?
-			     s->keep - len : s->tail_len;
+		size_t old = s->tail_len + len > s->keep ? s->keep - len
+		                                         : s->tail_len;
 
 		memmove(s->tail, s->tail + s->tail_len - old, old);
 		memcpy(s->tail + old, data, len);
@@ -270,8 +269,8 @@ void ga_eval_kwscan_feed(struct ga_eval_kwscan *s, const char *data,
 }
 
 enum ga_class ga_eval_kwscan_result(const struct ga_eval_kwscan *s,
-				    const struct ga_status *st,
-				    uint64_t *offset)
+                                    const struct ga_status *st,
+                                    uint64_t *offset)
 {
 	if (offset)
 		*offset = s->best_pos;

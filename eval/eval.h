@@ -42,21 +42,21 @@ struct ga_eval_confusion {
 };
 
 struct ga_eval_class_score {
-	unsigned long support;          /* gold items of the class */
-	unsigned long predicted;        /* items predicted as the class */
+	unsigned long support;   /* gold items of the class */
+	unsigned long predicted; /* items predicted as the class */
 	unsigned long tp;
-	double precision;               /* 0 when never predicted */
-	double recall;                  /* 0 when support is 0 */
-	double f1;                      /* 0 when precision + recall is 0 */
+	double precision; /* 0 when never predicted */
+	double recall;    /* 0 when support is 0 */
+	double f1;        /* 0 when precision + recall is 0 */
 };
 
 struct ga_eval_scores {
 	struct ga_eval_class_score cls[GA_CLASS_COUNT];
 	unsigned long total;
 	unsigned long correct;
-	unsigned n_gold_classes;        /* classes with support > 0 */
-	double macro_f1;                /* mean F1 over those; 0 when none */
-	double accuracy;                /* correct / total; 0 when empty */
+	unsigned n_gold_classes; /* classes with support > 0 */
+	double macro_f1;         /* mean F1 over those; 0 when none */
+	double accuracy;         /* correct / total; 0 when empty */
 };
 
 /* One line stating the definition above, for reports. */
@@ -66,11 +66,11 @@ void ga_eval_confusion_init(struct ga_eval_confusion *cm);
 
 /* Count one item.  Out-of-range classes are ignored. */
 void ga_eval_confusion_add(struct ga_eval_confusion *cm, enum ga_class gold,
-			   enum ga_class pred);
+                           enum ga_class pred);
 
 /* Score CM into S.  Cannot fail. */
 void ga_eval_score(const struct ga_eval_confusion *cm,
-		   struct ga_eval_scores *s);
+                   struct ga_eval_scores *s);
 
 /* ---- baselines -------------------------------------------------------- */
 
@@ -92,8 +92,8 @@ extern const char ga_eval_builtin_keywords[];
  * to DIAG (may be NULL).  Returns NULL on any error (all of them are
  * reported) or ENOMEM.  TEXT is copied. */
 struct ga_eval_keywords *ga_eval_keywords_parse(const char *name,
-						const char *text,
-						struct ga_diag *diag);
+                                                const char *text,
+                                                struct ga_diag *diag);
 void ga_eval_keywords_destroy(struct ga_eval_keywords *kw);
 size_t ga_eval_keywords_count(const struct ga_eval_keywords *kw);
 
@@ -107,7 +107,7 @@ struct ga_eval_kwscan *ga_eval_kwscan_create(const struct ga_eval_keywords *kw);
 void ga_eval_kwscan_destroy(struct ga_eval_kwscan *s);
 
 void ga_eval_kwscan_feed(struct ga_eval_kwscan *s, const char *data,
-			 size_t len);
+                         size_t len);
 
 /* True once more input cannot change the result (callers may stop
  * reading). */
@@ -117,8 +117,8 @@ bool ga_eval_kwscan_done(const struct ga_eval_kwscan *s);
  * exit 0, else unknown.  *OFFSET (may be NULL) gets the 0-based byte
  * offset of the winning keyword, or UINT64_MAX when none was found. */
 enum ga_class ga_eval_kwscan_result(const struct ga_eval_kwscan *s,
-				    const struct ga_status *st,
-				    uint64_t *offset);
+                                    const struct ga_status *st,
+                                    uint64_t *offset);
 
 /* ---- a run over manifests --------------------------------------------- */
 
@@ -133,17 +133,17 @@ enum ga_eval_system {
 const char *ga_eval_system_name(enum ga_eval_system sys);
 
 struct ga_eval_item {
-	char *file;                     /* as written in the manifest */
-	char *manifest;                 /* the manifest's path */
-	unsigned line;                  /* its line in the manifest */
+	char *file;     /* as written in the manifest */
+	char *manifest; /* the manifest's path */
+	unsigned line;  /* its line in the manifest */
 	enum ga_class gold;
-	int exit_code;                  /* manifest convention: -N = signal N */
+	int exit_code; /* manifest convention: -N = signal N */
 	enum ga_class pred[GA_EVAL_SYSTEMS];
 	/* gpualert's deciding rule and first evidence line (NULL if none);
 	 * for success/unknown, the first other class's evidence if any. */
 	char *rule;
 	char *evidence;
-	uint64_t evidence_line;         /* 0: a fact about how it ended */
+	uint64_t evidence_line; /* 0: a fact about how it ended */
 };
 
 struct ga_eval;
@@ -151,7 +151,7 @@ struct ga_eval;
 /* A run scoring with RS and KW, both borrowed: they must outlive it.
  * Returns NULL on ENOMEM. */
 struct ga_eval *ga_eval_create(const struct ga_ruleset *rs,
-			       const struct ga_eval_keywords *kw);
+                               const struct ga_eval_keywords *kw);
 void ga_eval_destroy(struct ga_eval *ev);
 
 /* Read the manifest at PATH and classify each of its logs with the three
@@ -161,14 +161,14 @@ void ga_eval_destroy(struct ga_eval *ev);
  * -errno when the manifest cannot be read, -EINVAL when its header lacks a
  * required column, -ENOMEM. */
 int ga_eval_add_manifest(struct ga_eval *ev, const char *path,
-			 struct ga_diag *diag);
+                         struct ga_diag *diag);
 
 size_t ga_eval_count(const struct ga_eval *ev);
 size_t ga_eval_skipped(const struct ga_eval *ev);
 /* The I-th scored item; valid until the next add or destroy. */
 const struct ga_eval_item *ga_eval_item(const struct ga_eval *ev, size_t i);
 const struct ga_eval_confusion *ga_eval_confusion(const struct ga_eval *ev,
-						  enum ga_eval_system sys);
+                                                  enum ga_eval_system sys);
 /* The manifests added, in order; valid as long as EV. */
 size_t ga_eval_manifest_count(const struct ga_eval *ev);
 const char *ga_eval_manifest(const struct ga_eval *ev, size_t i);
@@ -180,11 +180,11 @@ const char *ga_eval_manifest(const struct ga_eval *ev, size_t i);
  * matrix.  With ERRORS, every log gpualert misclassified, with its
  * deciding evidence.  Appends to OUT (check OUT->failed). */
 void ga_eval_report_text(const struct ga_eval *ev, bool errors,
-			 struct ga_buf *out);
+                         struct ga_buf *out);
 
 /* The same numbers as one JSON object, without a trailing newline. */
 void ga_eval_report_json(const struct ga_eval *ev, bool errors,
-			 struct ga_buf *out);
+                         struct ga_buf *out);
 
 /* One self-contained SVG document: the three confusion matrices side by
  * side, cells shaded by their row-normalised value, counts printed. */

@@ -3,8 +3,8 @@
 #include <string.h>
 
 const char ga_eval_macro_f1_definition[] =
-	"macro-F1 = mean of the per-class F1 over the classes present in the "
-	"gold labels (a class never predicted has precision 0)";
+        "macro-F1 = mean of the per-class F1 over the classes present in the "
+        "gold labels (a class never predicted has precision 0)";
 
 void ga_eval_confusion_init(struct ga_eval_confusion *cm)
 {
@@ -12,9 +12,10 @@ void ga_eval_confusion_init(struct ga_eval_confusion *cm)
 }
 
 void ga_eval_confusion_add(struct ga_eval_confusion *cm, enum ga_class gold,
-			   enum ga_class pred)
+                           enum ga_class pred)
 {
-	if ((unsigned)gold >= GA_CLASS_COUNT || (unsigned)pred >= GA_CLASS_COUNT)
+	if ((unsigned)gold >= GA_CLASS_COUNT ||
+	    (unsigned)pred >= GA_CLASS_COUNT)
 		return;
 	cm->n[gold][pred]++;
 }
@@ -24,8 +25,7 @@ static double ratio(unsigned long num, unsigned long den)
 	return den ? (double)num / (double)den : 0.0;
 }
 
-void ga_eval_score(const struct ga_eval_confusion *cm,
-		   struct ga_eval_scores *s)
+void ga_eval_score(const struct ga_eval_confusion *cm, struct ga_eval_scores *s)
 {
 	double f1_sum = 0.0;
 

@@ -8,20 +8,21 @@
 #include "json.h"
 
 static const char *const system_descriptions[GA_EVAL_SYSTEMS] = {
-	[GA_EVAL_GPUALERT] = "ordered rules (built-in plus the rules "
-		"directory) with the manifest's exit status",
-	[GA_EVAL_KEYWORDS] = "unordered keyword matching (eval/keywords.tsv): "
-		"the class of the keyword found earliest in the log; none "
-		"found: success on exit 0, else unknown",
-	[GA_EVAL_EXIT_CODE] = "exit status only: ",
+        [GA_EVAL_GPUALERT] = "ordered rules (built-in plus the rules "
+                             "directory) with the manifest's exit status",
+        [GA_EVAL_KEYWORDS] =
+                "unordered keyword matching (eval/keywords.tsv): "
+                "the class of the keyword found earliest in the log; none "
+                "found: success on exit 0, else unknown",
+        [GA_EVAL_EXIT_CODE] = "exit status only: ",
 };
 
 /* The classes shown: those that occur as gold or as any system's
  * prediction, in taxonomy order, so that the three matrices share axes. */
 static size_t shown_classes(const struct ga_eval *ev,
-			    enum ga_class out[GA_CLASS_COUNT])
+                            enum ga_class out[GA_CLASS_COUNT])
 {
-	bool seen[GA_CLASS_COUNT] = { false };
+	bool seen[GA_CLASS_COUNT] = {false};
 	size_t n = 0;
 
 	for (int s = 0; s < GA_EVAL_SYSTEMS; s++) {
@@ -48,7 +49,7 @@ static void describe(struct ga_buf *out, enum ga_eval_system s)
 static void text_header(const struct ga_eval *ev, struct ga_buf *out)
 {
 	ga_buf_printf(out, "gpualert eval: %zu logs scored, %zu rows skipped\n",
-		      ga_eval_count(ev), ga_eval_skipped(ev));
+	              ga_eval_count(ev), ga_eval_skipped(ev));
 	for (size_t i = 0; i < ga_eval_manifest_count(ev); i++)
 		ga_buf_printf(out, "manifest: %s\n", ga_eval_manifest(ev, i));
 	ga_buf_puts(out, "systems:\n");
@@ -61,43 +62,48 @@ static void text_header(const struct ga_eval *ev, struct ga_buf *out)
 }
 
 static void text_summary(const struct ga_eval_scores sc[GA_EVAL_SYSTEMS],
-			 struct ga_buf *out)
+                         struct ga_buf *out)
 {
 	ga_buf_puts(out, "system      macro-F1  accuracy\n");
 	for (int s = 0; s < GA_EVAL_SYSTEMS; s++)
 		ga_buf_printf(out, "%-10s  %8.4f  %8.4f  (%lu/%lu)\n",
-			      ga_eval_system_name(s), sc[s].macro_f1,
-			      sc[s].accuracy, sc[s].correct, sc[s].total);
+		              ga_eval_system_name(s), sc[s].macro_f1,
+		              sc[s].accuracy, sc[s].correct, sc[s].total);
 }
 
 static void text_system(const struct ga_eval *ev, enum ga_eval_system s,
-			const struct ga_eval_scores *sc,
-			const enum ga_class *cls, size_t k, struct ga_buf *out)
+                        const struct ga_eval_scores *sc,
+                        const enum ga_class *cls, size_t k, struct ga_buf *out)
 {
 	const struct ga_eval_confusion *cm = ga_eval_confusion(ev, s);
 
 	ga_buf_printf(out, "\n== %s ==\n", ga_eval_system_name(s));
 	ga_buf_puts(out, "class          support  predicted  precision  "
-			 "recall      F1\n");
+	                 "recall      F1\n");
 	for (size_t i = 0; i < k; i++) {
 		const struct ga_eval_class_score *c = &sc->cls[cls[i]];
 
 		if (c->support)
-			ga_buf_printf(out, "%-13s  %7lu  %9lu  %9.4f  %6.4f  "
-				      "%6.4f\n", ga_class_name(cls[i]),
-				      c->support, c->predicted, c->precision,
-				      c->recall, c->f1);
+			ga_buf_printf(out,
+			              "%-13s  %7lu  %9lu  %9.4f  %6.4f  "
+			              "%6.4f\n",
+			              ga_class_name(cls[i]), c->support,
+			              c->predicted, c->precision, c->recall,
+			              c->f1);
 		else if (c->predicted)
-			ga_buf_printf(out, "%-13s  %7lu  %9lu  %9.4f  %6s  %6s"
-				      "  (not in gold: outside macro-F1)\n",
-				      ga_class_name(cls[i]), c->support,
-				      c->predicted, c->precision, "-", "-");
+			ga_buf_printf(out,
+			              "%-13s  %7lu  %9lu  %9.4f  %6s  %6s"
+			              "  (not in gold: outside macro-F1)\n",
+			              ga_class_name(cls[i]), c->support,
+			              c->predicted, c->precision, "-", "-");
 	}
-	ga_buf_printf(out, "macro-F1 %.4f over %u gold classes; accuracy "
-		      "%.4f (%lu/%lu)\n", sc->macro_f1, sc->n_gold_classes,
-		      sc->accuracy, sc->correct, sc->total);
+	ga_buf_printf(out,
+	              "macro-F1 %.4f over %u gold classes; accuracy "
+	              "%.4f (%lu/%lu)\n",
+	              sc->macro_f1, sc->n_gold_classes, sc->accuracy,
+	              sc->correct, sc->total);
 	ga_buf_puts(out, "\nconfusion matrix (rows: gold, columns: predicted, "
-			 "numbered as the rows; . = 0)\n");
+	                 "numbered as the rows; . = 0)\n");
 	ga_buf_printf(out, "%-17s", "");
 	for (size_t j = 0; j < k; j++)
 		ga_buf_printf(out, " %5zu", j + 1);
@@ -125,8 +131,8 @@ static bool missed(const struct ga_eval_item *it)
  * the first example of each: what a rule author fixes first. */
 static void text_error_patterns(const struct ga_eval *ev, struct ga_buf *out)
 {
-	unsigned long count[GA_CLASS_COUNT][GA_CLASS_COUNT] = { { 0 } };
-	size_t first[GA_CLASS_COUNT][GA_CLASS_COUNT] = { { 0 } };
+	unsigned long count[GA_CLASS_COUNT][GA_CLASS_COUNT] = {{0}};
+	size_t first[GA_CLASS_COUNT][GA_CLASS_COUNT] = {{0}};
 	size_t n = ga_eval_count(ev);
 
 	for (size_t i = n; i-- > 0;) {
@@ -138,7 +144,7 @@ static void text_error_patterns(const struct ga_eval *ev, struct ga_buf *out)
 		first[it->gold][it->pred[GA_EVAL_GPUALERT]] = i;
 	}
 	ga_buf_puts(out, "\ngpualert error patterns (gold -> predicted, "
-			 "count, first example):\n");
+	                 "count, first example):\n");
 	for (;;) {
 		unsigned long best = 0;
 		int bg = 0, bp = 0;
@@ -153,8 +159,8 @@ static void text_error_patterns(const struct ga_eval *ev, struct ga_buf *out)
 		if (!best)
 			break;
 		ga_buf_printf(out, "  %s -> %s: %lu, e.g. %s\n",
-			      ga_class_name(bg), ga_class_name(bp), best,
-			      ga_eval_item(ev, first[bg][bp])->file);
+		              ga_class_name(bg), ga_class_name(bp), best,
+		              ga_eval_item(ev, first[bg][bp])->file);
 		count[bg][bp] = 0;
 	}
 }
@@ -172,16 +178,16 @@ static void text_errors(const struct ga_eval *ev, struct ga_buf *out)
 		if (!missed(it))
 			continue;
 		ga_buf_printf(out, "%s:%u: %s: gold %s, predicted %s",
-			      it->manifest, it->line, it->file,
-			      ga_class_name(it->gold),
-			      ga_class_name(it->pred[GA_EVAL_GPUALERT]));
+		              it->manifest, it->line, it->file,
+		              ga_class_name(it->gold),
+		              ga_class_name(it->pred[GA_EVAL_GPUALERT]));
 		if (it->rule)
 			ga_buf_printf(out, " by rule %s", it->rule);
 		ga_buf_putc(out, '\n');
 		if (it->evidence && it->evidence_line)
 			ga_buf_printf(out, "    line %llu: %s\n",
-				      (unsigned long long)it->evidence_line,
-				      it->evidence);
+			              (unsigned long long)it->evidence_line,
+			              it->evidence);
 		else if (it->evidence)
 			ga_buf_printf(out, "    %s\n", it->evidence);
 		else
@@ -192,14 +198,14 @@ static void text_errors(const struct ga_eval *ev, struct ga_buf *out)
 }
 
 static void score_all(const struct ga_eval *ev,
-		      struct ga_eval_scores sc[GA_EVAL_SYSTEMS])
+                      struct ga_eval_scores sc[GA_EVAL_SYSTEMS])
 {
 	for (int s = 0; s < GA_EVAL_SYSTEMS; s++)
 		ga_eval_score(ga_eval_confusion(ev, s), &sc[s]);
 }
 
 void ga_eval_report_text(const struct ga_eval *ev, bool errors,
-			 struct ga_buf *out)
+                         struct ga_buf *out)
 {
 	struct ga_eval_scores sc[GA_EVAL_SYSTEMS];
 	enum ga_class cls[GA_CLASS_COUNT];
@@ -216,23 +222,22 @@ void ga_eval_report_text(const struct ga_eval *ev, bool errors,
 
 /* ---- JSON -------------------------------------------------------------- */
 
-static void json_num(struct ga_buf *out, int *first, const char *key,
-		     double v)
+static void json_num(struct ga_buf *out, int *first, const char *key, double v)
 {
 	ga_json_key(out, first, key);
 	ga_buf_printf(out, "%.6f", v);
 }
 
 static void json_count(struct ga_buf *out, int *first, const char *key,
-		       unsigned long v)
+                       unsigned long v)
 {
 	ga_json_key(out, first, key);
 	ga_buf_printf(out, "%lu", v);
 }
 
 static void json_system(const struct ga_eval *ev, enum ga_eval_system s,
-			const struct ga_eval_scores *sc,
-			const enum ga_class *cls, size_t k, struct ga_buf *out)
+                        const struct ga_eval_scores *sc,
+                        const enum ga_class *cls, size_t k, struct ga_buf *out)
 {
 	const struct ga_eval_confusion *cm = ga_eval_confusion(ev, s);
 	struct ga_buf d;
@@ -276,7 +281,7 @@ static void json_system(const struct ga_eval *ev, enum ga_eval_system s,
 		ga_buf_puts(out, i ? ",[" : "[");
 		for (size_t j = 0; j < k; j++)
 			ga_buf_printf(out, "%s%lu", j ? "," : "",
-				      cm->n[cls[i]][cls[j]]);
+			              cm->n[cls[i]][cls[j]]);
 		ga_buf_putc(out, ']');
 	}
 	ga_buf_puts(out, "]}");
@@ -317,7 +322,7 @@ static void json_errors(const struct ga_eval *ev, struct ga_buf *out)
 }
 
 void ga_eval_report_json(const struct ga_eval *ev, bool errors,
-			 struct ga_buf *out)
+                         struct ga_buf *out)
 {
 	struct ga_eval_scores sc[GA_EVAL_SYSTEMS];
 	enum ga_class cls[GA_CLASS_COUNT];
@@ -364,9 +369,9 @@ void ga_eval_report_json(const struct ga_eval *ev, bool errors,
 /* ---- SVG --------------------------------------------------------------- */
 
 #define CELL 30
-#define LABEL_W 104     /* row labels */
-#define TOP 150         /* title, axis title and slanted column labels */
-#define GAP 60          /* between panels, room for the last slanted label */
+#define LABEL_W 104 /* row labels */
+#define TOP 150     /* title, axis title and slanted column labels */
+#define GAP 60      /* between panels, room for the last slanted label */
 #define FOOT 64
 
 static void xml_text(struct ga_buf *out, const char *s)
@@ -396,7 +401,7 @@ static void xml_text(struct ga_buf *out, const char *s)
 /* White to dark blue as V goes 0 to 1 (ColorBrewer "Blues" ends). */
 static void shade(double v, int rgb[3])
 {
-	static const int lo[3] = { 247, 251, 255 }, hi[3] = { 8, 48, 107 };
+	static const int lo[3] = {247, 251, 255}, hi[3] = {8, 48, 107};
 
 	/* The value stays within [8, 255], so +0.5 rounds to nearest. */
 	for (int i = 0; i < 3; i++)
@@ -404,33 +409,38 @@ static void shade(double v, int rgb[3])
 }
 
 static void svg_panel(const struct ga_eval *ev, enum ga_eval_system s,
-		      const struct ga_eval_scores *sc,
-		      const enum ga_class *cls, size_t k, int x0,
-		      struct ga_buf *out)
+                      const struct ga_eval_scores *sc, const enum ga_class *cls,
+                      size_t k, int x0, struct ga_buf *out)
 {
 	const struct ga_eval_confusion *cm = ga_eval_confusion(ev, s);
 	int gx = x0 + LABEL_W, grid = (int)k * CELL;
 
 	ga_buf_printf(out, "<g id=\"%s\">\n", ga_eval_system_name(s));
-	ga_buf_printf(out, "<text x=\"%d\" y=\"22\" font-size=\"15\" "
-		      "font-weight=\"bold\">%s</text>\n", x0,
-		      ga_eval_system_name(s));
-	ga_buf_printf(out, "<text x=\"%d\" y=\"40\" font-size=\"12\">"
-		      "macro-F1 %.4f, accuracy %.4f (%lu/%lu)</text>\n", x0,
-		      sc->macro_f1, sc->accuracy, sc->correct, sc->total);
-	ga_buf_printf(out, "<text x=\"%d\" y=\"60\" font-size=\"12\" "
-		      "text-anchor=\"middle\" font-style=\"italic\">"
-		      "predicted</text>\n", gx + grid / 2);
-	ga_buf_printf(out, "<text transform=\"translate(%d,%d) rotate(-90)\" "
-		      "font-size=\"12\" text-anchor=\"middle\" "
-		      "font-style=\"italic\">gold</text>\n", x0 + 10,
-		      TOP + grid / 2);
+	ga_buf_printf(out,
+	              "<text x=\"%d\" y=\"22\" font-size=\"15\" "
+	              "font-weight=\"bold\">%s</text>\n",
+	              x0, ga_eval_system_name(s));
+	ga_buf_printf(out,
+	              "<text x=\"%d\" y=\"40\" font-size=\"12\">"
+	              "macro-F1 %.4f, accuracy %.4f (%lu/%lu)</text>\n",
+	              x0, sc->macro_f1, sc->accuracy, sc->correct, sc->total);
+	ga_buf_printf(out,
+	              "<text x=\"%d\" y=\"60\" font-size=\"12\" "
+	              "text-anchor=\"middle\" font-style=\"italic\">"
+	              "predicted</text>\n",
+	              gx + grid / 2);
+	ga_buf_printf(out,
+	              "<text transform=\"translate(%d,%d) rotate(-90)\" "
+	              "font-size=\"12\" text-anchor=\"middle\" "
+	              "font-style=\"italic\">gold</text>\n",
+	              x0 + 10, TOP + grid / 2);
 	for (size_t j = 0; j < k; j++) {
 		int cx = gx + (int)j * CELL + CELL / 2;
 
-		ga_buf_printf(out, "<text transform=\"translate(%d,%d) "
-			      "rotate(-55)\" font-size=\"11\">%s</text>\n",
-			      cx + 3, TOP - 6, ga_class_name(cls[j]));
+		ga_buf_printf(out,
+		              "<text transform=\"translate(%d,%d) "
+		              "rotate(-55)\" font-size=\"11\">%s</text>\n",
+		              cx + 3, TOP - 6, ga_class_name(cls[j]));
 	}
 	for (size_t i = 0; i < k; i++) {
 		unsigned long row = 0;
@@ -438,28 +448,32 @@ static void svg_panel(const struct ga_eval *ev, enum ga_eval_system s,
 
 		for (size_t j = 0; j < k; j++)
 			row += cm->n[cls[i]][cls[j]];
-		ga_buf_printf(out, "<text x=\"%d\" y=\"%d\" font-size=\"11\" "
-			      "text-anchor=\"end\">%s</text>\n", gx - 6,
-			      y + CELL / 2 + 4, ga_class_name(cls[i]));
+		ga_buf_printf(out,
+		              "<text x=\"%d\" y=\"%d\" font-size=\"11\" "
+		              "text-anchor=\"end\">%s</text>\n",
+		              gx - 6, y + CELL / 2 + 4, ga_class_name(cls[i]));
 		for (size_t j = 0; j < k; j++) {
 			unsigned long v = cm->n[cls[i]][cls[j]];
 			double r = row ? (double)v / (double)row : 0.0;
 			int rgb[3], x = gx + (int)j * CELL;
 
 			shade(r, rgb);
-			ga_buf_printf(out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" "
-				      "height=\"%d\" fill=\"#%02x%02x%02x\" "
-				      "stroke=\"%s\" stroke-width=\"%s\"/>\n",
-				      x, y, CELL, CELL, rgb[0], rgb[1], rgb[2],
-				      i == j ? "#555555" : "#dddddd",
-				      i == j ? "1.2" : "0.6");
+			ga_buf_printf(out,
+			              "<rect x=\"%d\" y=\"%d\" width=\"%d\" "
+			              "height=\"%d\" fill=\"#%02x%02x%02x\" "
+			              "stroke=\"%s\" stroke-width=\"%s\"/>\n",
+			              x, y, CELL, CELL, rgb[0], rgb[1], rgb[2],
+			              i == j ? "#555555" : "#dddddd",
+			              i == j ? "1.2" : "0.6");
 			if (v)
-				ga_buf_printf(out, "<text x=\"%d\" y=\"%d\" "
-					      "font-size=\"%d\" text-anchor="
-					      "\"middle\" fill=\"%s\">%lu</text>\n",
-					      x + CELL / 2, y + CELL / 2 + 4,
-					      v >= 1000 ? 8 : 10,
-					      r > 0.5 ? "#ffffff" : "#000000", v);
+				ga_buf_printf(
+				        out,
+				        "<text x=\"%d\" y=\"%d\" "
+				        "font-size=\"%d\" text-anchor="
+				        "\"middle\" fill=\"%s\">%lu</text>\n",
+				        x + CELL / 2, y + CELL / 2 + 4,
+				        v >= 1000 ? 8 : 10,
+				        r > 0.5 ? "#ffffff" : "#000000", v);
 		}
 	}
 	ga_buf_puts(out, "</g>\n");
@@ -478,27 +492,35 @@ void ga_eval_report_svg(const struct ga_eval *ev, struct ga_buf *out)
 	if (width < 720)
 		width = 720; /* room for the footnote with few classes */
 	score_all(ev, sc);
-	ga_buf_printf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		      "<svg xmlns=\"http://www.w3.org/2000/svg\" "
-		      "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-		      "font-family=\"DejaVu Sans, Helvetica, Arial, "
-		      "sans-serif\">\n", width, height, width, height);
+	ga_buf_printf(out,
+	              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	              "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+	              "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+	              "font-family=\"DejaVu Sans, Helvetica, Arial, "
+	              "sans-serif\">\n",
+	              width, height, width, height);
 	ga_buf_puts(out, "<title>gpualert eval: confusion matrices</title>\n");
-	ga_buf_printf(out, "<rect width=\"%d\" height=\"%d\" "
-		      "fill=\"#ffffff\"/>\n", width, height);
+	ga_buf_printf(out,
+	              "<rect width=\"%d\" height=\"%d\" "
+	              "fill=\"#ffffff\"/>\n",
+	              width, height);
 	for (int s = 0; s < GA_EVAL_SYSTEMS; s++)
 		svg_panel(ev, s, &sc[s], cls, k, 10 + s * panel, out);
-	ga_buf_printf(out, "<text x=\"10\" y=\"%d\" font-size=\"11\" "
-		      "fill=\"#333333\">%zu logs from ", fy, ga_eval_count(ev));
+	ga_buf_printf(out,
+	              "<text x=\"10\" y=\"%d\" font-size=\"11\" "
+	              "fill=\"#333333\">%zu logs from ",
+	              fy, ga_eval_count(ev));
 	for (size_t i = 0; i < ga_eval_manifest_count(ev); i++) {
 		if (i)
 			ga_buf_puts(out, ", ");
 		xml_text(out, ga_eval_manifest(ev, i));
 	}
-	ga_buf_printf(out, ". Cells: counts, shaded by the share of the gold "
-		      "class (row-normalised).</text>\n"
-		      "<text x=\"10\" y=\"%d\" font-size=\"11\" "
-		      "fill=\"#333333\">", fy + 18);
+	ga_buf_printf(out,
+	              ". Cells: counts, shaded by the share of the gold "
+	              "class (row-normalised).</text>\n"
+	              "<text x=\"10\" y=\"%d\" font-size=\"11\" "
+	              "fill=\"#333333\">",
+	              fy + 18);
 	xml_text(out, ga_eval_macro_f1_definition);
 	ga_buf_puts(out, ".</text>\n</svg>\n");
 }

@@ -23,13 +23,13 @@ struct ga_eval {
 	char **manifests;
 	size_t n_manifests;
 	struct ga_eval_confusion cm[GA_EVAL_SYSTEMS];
-	char *buf;              /* READ_CHUNK bytes for the keyword scan */
+	char *buf; /* READ_CHUNK bytes for the keyword scan */
 };
 
 static const char *const system_names[GA_EVAL_SYSTEMS] = {
-	[GA_EVAL_GPUALERT] = "gpualert",
-	[GA_EVAL_KEYWORDS] = "keywords",
-	[GA_EVAL_EXIT_CODE] = "exit-code",
+        [GA_EVAL_GPUALERT] = "gpualert",
+        [GA_EVAL_KEYWORDS] = "keywords",
+        [GA_EVAL_EXIT_CODE] = "exit-code",
 };
 
 const char *ga_eval_system_name(enum ga_eval_system sys)
@@ -40,7 +40,7 @@ const char *ga_eval_system_name(enum ga_eval_system sys)
 }
 
 struct ga_eval *ga_eval_create(const struct ga_ruleset *rs,
-			       const struct ga_eval_keywords *kw)
+                               const struct ga_eval_keywords *kw)
 {
 	struct ga_eval *ev = calloc(1, sizeof(*ev));
 
@@ -93,7 +93,7 @@ const struct ga_eval_item *ga_eval_item(const struct ga_eval *ev, size_t i)
 }
 
 const struct ga_eval_confusion *ga_eval_confusion(const struct ga_eval *ev,
-						  enum ga_eval_system sys)
+                                                  enum ga_eval_system sys)
 {
 	return (unsigned)sys < GA_EVAL_SYSTEMS ? &ev->cm[sys] : NULL;
 }
@@ -136,7 +136,7 @@ static void chomp(char *s)
 }
 
 static int keyword_classify(struct ga_eval *ev, int fd,
-			    const struct ga_status *st, enum ga_class *out)
+                            const struct ga_status *st, enum ga_class *out)
 {
 	struct ga_eval_kwscan *scan = ga_eval_kwscan_create(ev->kw);
 	int rc = 0;
@@ -186,8 +186,8 @@ static int keep_evidence(struct ga_eval_item *it, const struct ga_verdict *v)
 }
 
 static int classify_row(struct ga_eval *ev, struct ga_eval_item *it,
-			const char *path, struct ga_diag *diag,
-			const char *manifest, unsigned lineno)
+                        const char *path, struct ga_diag *diag,
+                        const char *manifest, unsigned lineno)
 {
 	struct ga_verdict v;
 	struct ga_status st;
@@ -196,7 +196,7 @@ static int classify_row(struct ga_eval *ev, struct ga_eval_item *it,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ga_diag_error(diag, manifest, lineno, "log '%s': %s", it->file,
-			      strerror(errno));
+		              strerror(errno));
 		return -errno;
 	}
 	ga_status_from_int(&st, it->exit_code);
@@ -212,7 +212,7 @@ static int classify_row(struct ga_eval *ev, struct ga_eval_item *it,
 	close(fd);
 	if (rc < 0 && rc != -ENOMEM)
 		ga_diag_error(diag, manifest, lineno, "log '%s': %s", it->file,
-			      strerror(-rc));
+		              strerror(-rc));
 	it->pred[GA_EVAL_EXIT_CODE] = ga_eval_exit_code_classify(&st);
 	return rc;
 }
@@ -220,8 +220,8 @@ static int classify_row(struct ga_eval *ev, struct ga_eval_item *it,
 /* Parse one data row into IT (file, gold, exit code).  Returns 0, or -1
  * after reporting the problem. */
 static int parse_row(char *line, const int col[3], int ncols,
-		     struct ga_eval_item *it, struct ga_diag *diag,
-		     const char *manifest, unsigned lineno)
+                     struct ga_eval_item *it, struct ga_diag *diag,
+                     const char *manifest, unsigned lineno)
 {
 	char *fields[MAX_FIELDS];
 	char *end;
@@ -230,8 +230,8 @@ static int parse_row(char *line, const int col[3], int ncols,
 
 	if (n != ncols) {
 		ga_diag_error(diag, manifest, lineno,
-			      "expected %d tab-separated fields, found %d",
-			      ncols, n < 0 ? MAX_FIELDS + 1 : n);
+		              "expected %d tab-separated fields, found %d",
+		              ncols, n < 0 ? MAX_FIELDS + 1 : n);
 		return -1;
 	}
 	if (!*fields[col[0]]) {
@@ -241,16 +241,18 @@ static int parse_row(char *line, const int col[3], int ncols,
 	cls = ga_class_from_name(fields[col[1]]);
 	if (cls < 0) {
 		ga_diag_error(diag, manifest, lineno, "unknown class id '%s'",
-			      fields[col[1]]);
+		              fields[col[1]]);
 		return -1;
 	}
 	errno = 0;
 	code = strtol(fields[col[2]], &end, 10);
 	if (errno || end == fields[col[2]] || *end || code < -64 ||
 	    code > 255) {
-		ga_diag_error(diag, manifest, lineno,
-			      "exit_code '%s' is not an exit code (0-255, or -N "
-			      "for signal N)", fields[col[2]]);
+		ga_diag_error(
+		        diag, manifest, lineno,
+		        "exit_code '%s' is not an exit code (0-255, or -N "
+		        "for signal N)",
+		        fields[col[2]]);
 		return -1;
 	}
 	it->gold = (enum ga_class)cls;
@@ -262,16 +264,16 @@ static int parse_row(char *line, const int col[3], int ncols,
 /* Find the required columns in the header.  Returns the column count, or
  * -1 after reporting what is missing. */
 static int parse_header(char *line, int col[3], struct ga_diag *diag,
-			const char *manifest)
+                        const char *manifest)
 {
-	static const char *const want[3] = { "file", "class", "exit_code" };
+	static const char *const want[3] = {"file", "class", "exit_code"};
 	char *fields[MAX_FIELDS];
 	int n = split_tabs(line, fields);
 	int rc = n;
 
 	if (n < 0) {
 		ga_diag_error(diag, manifest, 1, "more than %d columns",
-			      MAX_FIELDS);
+		              MAX_FIELDS);
 		return -1;
 	}
 	for (int w = 0; w < 3; w++) {
@@ -281,8 +283,9 @@ static int parse_header(char *line, int col[3], struct ga_diag *diag,
 				col[w] = i;
 		if (col[w] < 0) {
 			ga_diag_error(diag, manifest, 1,
-				      "header has no '%s' column (need file, "
-				      "class, exit_code)", want[w]);
+			              "header has no '%s' column (need file, "
+			              "class, exit_code)",
+			              want[w]);
 			rc = -1;
 		}
 	}
@@ -294,7 +297,7 @@ static int add_item(struct ga_eval *ev, const struct ga_eval_item *it)
 	if (ev->n == ev->cap) {
 		size_t cap = ev->cap ? 2 * ev->cap : 64;
 		struct ga_eval_item *tmp = realloc(ev->items,
-						   cap * sizeof(*tmp));
+		                                   cap * sizeof(*tmp));
 
 		if (!tmp)
 			return -ENOMEM;
@@ -319,7 +322,7 @@ static char *log_path(const char *dir, size_t dirlen, const char *file)
 }
 
 int ga_eval_add_manifest(struct ga_eval *ev, const char *path,
-			 struct ga_diag *diag)
+                         struct ga_diag *diag)
 {
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path) : 0;
@@ -347,7 +350,7 @@ int ga_eval_add_manifest(struct ga_eval *ev, const char *path,
 	if (slash == path)
 		dirlen = 1; /* "/labels.tsv": the root directory */
 	while (getline(&line, &linecap, f) >= 0) {
-		struct ga_eval_item it = { 0 };
+		struct ga_eval_item it = {0};
 		char *logpath;
 
 		lineno++;
@@ -373,8 +376,9 @@ int ga_eval_add_manifest(struct ga_eval *ev, const char *path,
 			continue;
 		}
 		logpath = log_path(path, dirlen, it.file);
-		rc = logpath ? classify_row(ev, &it, logpath, diag, path, lineno)
-			     : -ENOMEM;
+		rc = logpath ? classify_row(ev, &it, logpath, diag, path,
+		                            lineno)
+		             : -ENOMEM;
 		free(logpath);
 		if (rc == 0)
 			rc = add_item(ev, &it);

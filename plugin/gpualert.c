@@ -20,11 +20,14 @@ SPANK_PLUGIN(gpualert, 1);
 struct ga_plugin ga_plugin_state;
 
 static struct spank_option gpualert_option = {
-	"gpualert", "MODE",
-	"Report why the job failed: MODE = email (to you, the default), "
-	"email:ADDR[,ADDR...], log (durable logs and report only), webhook, "
-	"or off.",
-	2, 0, ga_plugin_option_cb,
+        "gpualert",
+        "MODE",
+        "Report why the job failed: MODE = email (to you, the default), "
+        "email:ADDR[,ADDR...], log (durable logs and report only), webhook, "
+        "or off.",
+        2,
+        0,
+        ga_plugin_option_cb,
 };
 
 static void sink_remote(enum ga_log_level level, const char *msg, void *ctx)
@@ -74,8 +77,8 @@ int ga_plugin_configure(int ac, char **av, bool loud)
 	ga_diag_init(&diag, "config");
 	rc = ga_config_load(&p->cfg, path, &diag);
 	if (rc < 0 && rc != -ENOENT && rc != -EINVAL)
-		ga_log(GA_LOG_ERROR, "gpualert: config: cannot read %s: %s", path,
-		       strerror(-rc));
+		ga_log(GA_LOG_ERROR, "gpualert: config: cannot read %s: %s",
+		       path, strerror(-rc));
 	for (int i = 0; i < ac; i++) {
 		char key[64];
 		const char *eq = strchr(av[i], '=');
@@ -84,12 +87,13 @@ int ga_plugin_configure(int ac, char **av, bool loud)
 			continue;
 		if (!eq || (size_t)(eq - av[i]) >= sizeof(key)) {
 			ga_diag_error(&diag, "plugstack.conf", 0,
-				      "argument '%s' is not key=value", av[i]);
+			              "argument '%s' is not key=value", av[i]);
 			continue;
 		}
 		memcpy(key, av[i], (size_t)(eq - av[i]));
 		key[eq - av[i]] = '\0';
-		(void)ga_config_set(&p->cfg, key, eq + 1, "plugstack.conf", &diag);
+		(void)ga_config_set(&p->cfg, key, eq + 1, "plugstack.conf",
+		                    &diag);
 	}
 	(void)loud;
 	ga_diag_finish(&diag);
@@ -112,7 +116,7 @@ int ga_plugin_option_cb(int val, const char *optarg, int remote)
 	p->opt_value = v;
 	p->opt_seen = true;
 	if (remote)
-		return 0;       /* checked again in user_init; never fail there */
+		return 0; /* checked again in user_init; never fail there */
 	return ga_local_option(optarg);
 }
 
@@ -141,7 +145,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	if (ga_plugin_configure(ac, av, false) < 0)
 		return 0;
 	if (spank_option_register(sp, &gpualert_option) != ESPANK_SUCCESS)
-		ga_log(GA_LOG_ERROR, "gpualert: init: cannot register --gpualert");
+		ga_log(GA_LOG_ERROR,
+		       "gpualert: init: cannot register --gpualert");
 	if (ctx == S_CTX_REMOTE)
 		ga_remote_init(sp);
 	return 0;

@@ -18,7 +18,7 @@ int ga_local_option(const char *optarg)
 
 	/* A bare --gpualert (optional argument absent) means "email". */
 	rc = ga_alert_parse(optarg ? optarg : "email", &p->cfg,
-			    pw ? pw->pw_name : NULL, &a, err, sizeof(err));
+	                    pw ? pw->pw_name : NULL, &a, err, sizeof(err));
 	if (rc < 0) {
 		slurm_error("--gpualert: %s", err[0] ? err : "out of memory");
 		return -1;

@@ -34,7 +34,8 @@ static bool domain_valid(const char *d, size_t len)
 			label = 0;
 			continue;
 		}
-		if (!label_char(d[i]) || (label == 0 && d[i] == '-') || ++label > 63)
+		if (!label_char(d[i]) || (label == 0 && d[i] == '-') ||
+		    ++label > 63)
 			return false;
 	}
 	return label > 0 && d[len - 1] != '-';
@@ -91,10 +92,11 @@ static bool domain_allowed(const char *addr, const char *allowed)
 }
 
 static int owner_address(const struct ga_config *cfg, const char *user,
-			 char *out, size_t size)
+                         char *out, size_t size)
 {
 	const char *dom = cfg->owner_domain && *cfg->owner_domain
-				  ? cfg->owner_domain : "localhost";
+	                          ? cfg->owner_domain
+	                          : "localhost";
 
 	if (!user || !*user ||
 	    (size_t)snprintf(out, size, "%s@%s", user, dom) >= size ||
@@ -111,7 +113,7 @@ static int add(struct ga_alert *a, const char *addr, size_t len)
 		return -ENOMEM;
 	for (size_t i = 0; i < a->n_recipients; i++)
 		if (!strcasecmp(a->recipients[i], d)) {
-			free(d);        /* a duplicate is harmless: drop it */
+			free(d); /* a duplicate is harmless: drop it */
 			return 0;
 		}
 	a->recipients[a->n_recipients++] = d;
@@ -126,7 +128,8 @@ void ga_alert_finish(struct ga_alert *a)
 }
 
 int ga_alert_parse(const char *value, const struct ga_config *cfg,
-		   const char *user, struct ga_alert *a, char *err, size_t errsz)
+                   const char *user, struct ga_alert *a, char *err,
+                   size_t errsz)
 {
 	char owner[GA_ADDRESS_MAX + 2], shown[96];
 	const char *list = NULL;
@@ -140,8 +143,11 @@ int ga_alert_parse(const char *value, const struct ga_config *cfg,
 	if (!value) {
 		a->mode = cfg->default_mode;
 		if (a->mode == GA_MODE_EMAIL) {
-			if (owner_address(cfg, user, owner, sizeof(owner)) < 0) {
-				snprintf(err, errsz, "cannot form the job owner's mail address");
+			if (owner_address(cfg, user, owner, sizeof(owner)) <
+			    0) {
+				snprintf(
+				        err, errsz,
+				        "cannot form the job owner's mail address");
 				return -EINVAL;
 			}
 			return add(a, owner, strlen(owner));
@@ -149,7 +155,8 @@ int ga_alert_parse(const char *value, const struct ga_config *cfg,
 		return 0;
 	}
 	if (strlen(value) > GA_OPTION_VALUE_MAX) {
-		snprintf(err, errsz, "the value is longer than %d bytes", GA_OPTION_VALUE_MAX);
+		snprintf(err, errsz, "the value is longer than %d bytes",
+		         GA_OPTION_VALUE_MAX);
 		return -EINVAL;
 	}
 	if (!strcmp(value, "off")) {
@@ -171,18 +178,22 @@ int ga_alert_parse(const char *value, const struct ga_config *cfg,
 		list = value + 6;
 	} else {
 		sanitize(shown, sizeof(shown), value, strlen(value));
-		snprintf(err, errsz, "unknown mode '%s' (use off, log, email, "
-			 "email:ADDR[,ADDR...] or webhook)", shown);
+		snprintf(err, errsz,
+		         "unknown mode '%s' (use off, log, email, "
+		         "email:ADDR[,ADDR...] or webhook)",
+		         shown);
 		return -EINVAL;
 	}
 	if (owner_address(cfg, user, owner, sizeof(owner)) < 0 && !list) {
-		snprintf(err, errsz, "cannot form the job owner's mail address");
+		snprintf(err, errsz,
+		         "cannot form the job owner's mail address");
 		return -EINVAL;
 	}
 	if (!list)
 		return add(a, owner, strlen(owner));
 	if (!*list) {
-		snprintf(err, errsz, "email: needs at least one address after ':'");
+		snprintf(err, errsz,
+		         "email: needs at least one address after ':'");
 		return -EINVAL;
 	}
 	for (const char *p = list; rc == 0;) {
@@ -191,7 +202,8 @@ int ga_alert_parse(const char *value, const struct ga_config *cfg,
 		char addr[GA_ADDRESS_MAX + 1];
 
 		if (len == 0 || len > GA_ADDRESS_MAX) {
-			snprintf(err, errsz, "an empty or over-long address in the list");
+			snprintf(err, errsz,
+			         "an empty or over-long address in the list");
 			rc = -EINVAL;
 			break;
 		}
@@ -199,9 +211,11 @@ int ga_alert_parse(const char *value, const struct ga_config *cfg,
 		addr[len] = '\0';
 		sanitize(shown, sizeof(shown), addr, len);
 		if (!ga_address_valid(addr)) {
-			snprintf(err, errsz, "'%s' is not a plain mail address "
-				 "(user@domain; no spaces, quotes, <> or control characters)",
-				 shown);
+			snprintf(
+			        err, errsz,
+			        "'%s' is not a plain mail address "
+			        "(user@domain; no spaces, quotes, <> or control characters)",
+			        shown);
 			rc = -EINVAL;
 			break;
 		}
@@ -209,13 +223,19 @@ int ga_alert_parse(const char *value, const struct ga_config *cfg,
 		    (cfg->recipient_policy == GA_RECIPIENTS_OWNER ||
 		     !domain_allowed(addr, cfg->allowed_domains))) {
 			if (cfg->recipient_policy == GA_RECIPIENTS_OWNER)
-				snprintf(err, errsz, "'%s' is not allowed: this cluster "
-					 "mails only the job owner (%s)", shown, owner);
+				snprintf(err, errsz,
+				         "'%s' is not allowed: this cluster "
+				         "mails only the job owner (%s)",
+				         shown, owner);
 			else
-				snprintf(err, errsz, "'%s' is not allowed: its domain is "
-					 "not one of %s", shown,
-					 cfg->allowed_domains && *cfg->allowed_domains
-						 ? cfg->allowed_domains : "(none)");
+				snprintf(err, errsz,
+				         "'%s' is not allowed: its domain is "
+				         "not one of %s",
+				         shown,
+				         cfg->allowed_domains &&
+				                         *cfg->allowed_domains
+				                 ? cfg->allowed_domains
+				                 : "(none)");
 			rc = -EINVAL;
 			break;
 		}

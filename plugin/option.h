@@ -30,7 +30,8 @@ struct ga_alert {
  * raw user bytes: the offending address is shown sanitised and bounded),
  * or -ENOMEM.  A is initialised here; release with ga_alert_finish. */
 int ga_alert_parse(const char *value, const struct ga_config *cfg,
-		   const char *user, struct ga_alert *a, char *err, size_t errsz);
+                   const char *user, struct ga_alert *a, char *err,
+                   size_t errsz);
 void ga_alert_finish(struct ga_alert *a);
 
 /* Is S a plain address we accept (local@domain, [A-Za-z0-9._+-] local part

@@ -12,7 +12,7 @@
 struct ga_plugin {
 	struct ga_config cfg;
 	bool cfg_ready;
-	char *opt_value;        /* last --gpualert value seen by the callback */
+	char *opt_value; /* last --gpualert value seen by the callback */
 	bool opt_seen;
 };
 

@@ -16,28 +16,35 @@ static char dir[256];
 
 static void test_expand(void)
 {
-	struct ga_log_ids ids = { "123", "batch", 7, "alice", "train",
-				  "gpu01", "/home/alice/run" };
+	struct ga_log_ids ids = {"123",   "batch",          7, "alice", "train",
+	                         "gpu01", "/home/alice/run"};
 	char out[PATH_MAX];
 	const char *why;
 	int rc;
 
-	rc = ga_logfile_expand("%w/gpualert-%j.%s.%t.log", &ids, out, sizeof(out), &why);
+	rc = ga_logfile_expand("%w/gpualert-%j.%s.%t.log", &ids, out,
+	                       sizeof(out), &why);
 	ok(rc == 0 && !strcmp(out, "/home/alice/run/gpualert-123.batch.7.log"),
 	   "default pattern: %s", out);
-	rc = ga_logfile_expand("/l/%u/%x-%N-100%%.log", &ids, out, sizeof(out), &why);
-	ok(rc == 0 && !strcmp(out, "/l/alice/train-gpu01-100%.log"), "%%u %%x %%N %%%%: %s", out);
+	rc = ga_logfile_expand("/l/%u/%x-%N-100%%.log", &ids, out, sizeof(out),
+	                       &why);
+	ok(rc == 0 && !strcmp(out, "/l/alice/train-gpu01-100%.log"),
+	   "%%u %%x %%N %%%%: %s", out);
 	ids.job_name = "../../etc/passwd";
 	rc = ga_logfile_expand("/l/%x.log", &ids, out, sizeof(out), &why);
-	ok(rc == 0 && !strcmp(out, "/l/.._.._etc_passwd.log"), "job name cannot add directories: %s", out);
+	ok(rc == 0 && !strcmp(out, "/l/.._.._etc_passwd.log"),
+	   "job name cannot add directories: %s", out);
 	ids.job_name = "..";
 	rc = ga_logfile_expand("/l/%x/f", &ids, out, sizeof(out), &why);
-	ok(rc == 0 && !strcmp(out, "/l/_/f"), "a '..' value becomes '_': %s", out);
+	ok(rc == 0 && !strcmp(out, "/l/_/f"), "a '..' value becomes '_': %s",
+	   out);
 	ids.job_name = "%n%s%x";
 	rc = ga_logfile_expand("/l/%x", &ids, out, sizeof(out), &why);
-	ok(rc == 0 && !strcmp(out, "/l/_n_s_x"), "format characters in values are inert: %s", out);
+	ok(rc == 0 && !strcmp(out, "/l/_n_s_x"),
+	   "format characters in values are inert: %s", out);
 	ids.job_name = "train";
-	ok(ga_logfile_expand("/l/../etc/x", &ids, out, sizeof(out), &why) == -EINVAL,
+	ok(ga_logfile_expand("/l/../etc/x", &ids, out, sizeof(out), &why) ==
+	           -EINVAL,
 	   "a '..' in the pattern is refused (%s)", why);
 	ok(ga_logfile_expand("rel/%j", &ids, out, sizeof(out), &why) == -EINVAL,
 	   "a relative result is refused (%s)", why);
@@ -57,10 +64,12 @@ static void test_expand(void)
 		memset(big, 'a', sizeof(big) - 1);
 		big[sizeof(big) - 1] = '\0';
 		ids.job_name = big;
-		ok(ga_logfile_expand("/l/%x", &ids, out, sizeof(out), &why) == -ENAMETOOLONG,
+		ok(ga_logfile_expand("/l/%x", &ids, out, sizeof(out), &why) ==
+		           -ENAMETOOLONG,
 		   "an over-long component is refused (%s)", why);
 		ids.job_name = "x";
-		ok(ga_logfile_expand("/l/%x", &ids, out, 4, &why) == -ENAMETOOLONG,
+		ok(ga_logfile_expand("/l/%x", &ids, out, 4, &why) ==
+		           -ENAMETOOLONG,
 		   "an over-long path is refused");
 	}
 }
@@ -76,7 +85,8 @@ static void test_open(void)
 	fd = ga_logfile_open(p, 0600);
 	ok(fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0600,
 	   "created with mode 0600");
-	ok(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC) && (fcntl(fd, F_GETFL) & O_APPEND),
+	ok(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC) &&
+	           (fcntl(fd, F_GETFL) & O_APPEND),
 	   "close-on-exec and append");
 	if (fd >= 0)
 		close(fd);
@@ -91,17 +101,20 @@ static void test_open(void)
 	snprintf(q, sizeof(q), "%s/target", dir);
 	(void)!symlink(q, p);
 	fd = ga_logfile_open(p, 0600);
-	ok(fd == -ELOOP && access(q, F_OK) != 0, "a symlink at the log's name is refused (%d)", fd);
+	ok(fd == -ELOOP && access(q, F_OK) != 0,
+	   "a symlink at the log's name is refused (%d)", fd);
 
 	snprintf(p, sizeof(p), "%s/fifo.log", dir);
 	mkfifo(p, 0600);
 	alarm(5);
 	fd = ga_logfile_open(p, 0600);
 	alarm(0);
-	ok(fd == -EINVAL || fd == -ENXIO, "a FIFO at the log's name is refused without blocking (%d)", fd);
+	ok(fd == -EINVAL || fd == -ENXIO,
+	   "a FIFO at the log's name is refused without blocking (%d)", fd);
 
 	snprintf(p, sizeof(p), "%s/nodir/x.log", dir);
-	ok(ga_logfile_open(p, 0600) == -ENOENT, "missing directories are not created");
+	ok(ga_logfile_open(p, 0600) == -ENOENT,
+	   "missing directories are not created");
 
 	/* A directory symlink of ours (or root's) is followed; another user's is not. */
 	snprintf(q, sizeof(q), "%s/real", dir);
@@ -128,9 +141,10 @@ static void test_open(void)
 static void test_header(void)
 {
 	char p[PATH_MAX + 64];
-	char *argv[] = { "python3", "train.py", "--lr=0.1", "it's here", "a\nb", NULL };
-	struct ga_log_header h = { "42", "0", 3, "n1", "alice", 5, argv, 1700000000,
-				   "9.9.9" };
+	char *argv[] = {"python3",   "train.py", "--lr=0.1",
+	                "it's here", "a\nb",     NULL};
+	struct ga_log_header h = {"42", "0",  3,          "n1",   "alice",
+	                          5,    argv, 1700000000, "9.9.9"};
 	char *text = NULL;
 	size_t len = 0;
 	int fd;
@@ -146,8 +160,12 @@ static void test_header(void)
 	if (!text)
 		return;
 	ok(strstr(text, "# gpualert 9.9.9") != NULL, "version");
-	ok(strstr(text, "job: 42  step: 0  task: 3  node: n1  user: alice") != NULL, "ids");
-	ok(strstr(text, "# command: python3 train.py --lr=0.1 'it'\\''s here' 'a?b'\n") != NULL,
+	ok(strstr(text, "job: 42  step: 0  task: 3  node: n1  user: alice") !=
+	           NULL,
+	   "ids");
+	ok(strstr(text,
+	          "# command: python3 train.py --lr=0.1 'it'\\''s here' 'a?b'\n") !=
+	           NULL,
 	   "command line quoted, control characters replaced");
 	ok(strstr(text, "(1700000000)") != NULL, "start time");
 	ok(strstr(text, GA_LOG_HEADER_END "first output\n") != NULL,

@@ -7,7 +7,7 @@
 #include "tap.h"
 
 static int parse(const struct ga_config *cfg, const char *v, struct ga_alert *a,
-		 char *err)
+                 char *err)
 {
 	return ga_alert_parse(v, cfg, "alice", a, err, 512);
 }
@@ -25,43 +25,66 @@ int main(void)
 	   "absent: the default mode (log)");
 	ga_alert_finish(&a);
 	ok(parse(&cfg, "email", &a, err) == 0 && a.mode == GA_MODE_EMAIL &&
-	   a.n_recipients == 1 && !strcmp(a.recipients[0], "alice@example.org"),
+	           a.n_recipients == 1 &&
+	           !strcmp(a.recipients[0], "alice@example.org"),
 	   "email: the owner's address");
 	ga_alert_finish(&a);
 	ok(parse(&cfg, "off", &a, err) == 0 && a.mode == GA_MODE_OFF, "off");
 	ok(parse(&cfg, "log", &a, err) == 0 && a.mode == GA_MODE_LOG, "log");
-	ok(parse(&cfg, "webhook", &a, err) == 0 && a.mode == GA_MODE_WEBHOOK, "webhook");
-	ok(parse(&cfg, "mail", &a, err) == -EINVAL && strstr(err, "unknown mode"),
+	ok(parse(&cfg, "webhook", &a, err) == 0 && a.mode == GA_MODE_WEBHOOK,
+	   "webhook");
+	ok(parse(&cfg, "mail", &a, err) == -EINVAL &&
+	           strstr(err, "unknown mode"),
 	   "unknown mode: %s", err);
-	ok(parse(&cfg, "email:bob@example.org", &a, err) == -EINVAL && strstr(err, "only the job owner"),
+	ok(parse(&cfg, "email:bob@example.org", &a, err) == -EINVAL &&
+	           strstr(err, "only the job owner"),
 	   "policy owner: another address refused: %s", err);
-	ok(parse(&cfg, "email:alice@example.org", &a, err) == 0, "policy owner: own address");
+	ok(parse(&cfg, "email:alice@example.org", &a, err) == 0,
+	   "policy owner: own address");
 	ga_alert_finish(&a);
 
 	ga_config_set(&cfg, "policy", "domains", "test", NULL);
-	ga_config_set(&cfg, "allowed_domains", "example.org, lab.example.net", "test", NULL);
-	ok(parse(&cfg, "email:bob@example.org,carol@LAB.example.net", &a, err) == 0 &&
-	   a.n_recipients == 2, "policy domains: allowed domains");
+	ga_config_set(&cfg, "allowed_domains", "example.org, lab.example.net",
+	              "test", NULL);
+	ok(parse(&cfg, "email:bob@example.org,carol@LAB.example.net", &a,
+	         err) == 0 &&
+	           a.n_recipients == 2,
+	   "policy domains: allowed domains");
 	ga_alert_finish(&a);
-	ok(parse(&cfg, "email:eve@evil.com", &a, err) == -EINVAL, "policy domains: other domain: %s", err);
-	ok(parse(&cfg, "email:a b@example.org", &a, err) == -EINVAL, "space refused");
-	ok(parse(&cfg, "email:x@example.org\r\nRCPT TO:<y@evil.com>", &a, err) == -EINVAL &&
-	   !strchr(err, '\r') && !strchr(err, '\n'), "CR/LF refused, not echoed raw: %s", err);
-	ok(parse(&cfg, "email:\"x\"@example.org", &a, err) == -EINVAL, "quotes refused");
-	ok(parse(&cfg, "email:<x@example.org>", &a, err) == -EINVAL, "angle brackets refused");
-	ok(parse(&cfg, "email:%n%s@example.org", &a, err) == -EINVAL, "format characters refused");
-	ok(parse(&cfg, "email:../../etc@example.org", &a, err) == -EINVAL, "'..' in the local part refused");
+	ok(parse(&cfg, "email:eve@evil.com", &a, err) == -EINVAL,
+	   "policy domains: other domain: %s", err);
+	ok(parse(&cfg, "email:a b@example.org", &a, err) == -EINVAL,
+	   "space refused");
+	ok(parse(&cfg, "email:x@example.org\r\nRCPT TO:<y@evil.com>", &a,
+	         err) == -EINVAL &&
+	           !strchr(err, '\r') && !strchr(err, '\n'),
+	   "CR/LF refused, not echoed raw: %s", err);
+	ok(parse(&cfg, "email:\"x\"@example.org", &a, err) == -EINVAL,
+	   "quotes refused");
+	ok(parse(&cfg, "email:<x@example.org>", &a, err) == -EINVAL,
+	   "angle brackets refused");
+	ok(parse(&cfg, "email:%n%s@example.org", &a, err) == -EINVAL,
+	   "format characters refused");
+	ok(parse(&cfg, "email:../../etc@example.org", &a, err) == -EINVAL,
+	   "'..' in the local part refused");
 	ok(parse(&cfg, "email:", &a, err) == -EINVAL, "empty list refused");
-	ok(parse(&cfg, "email:a@example.org,,b@example.org", &a, err) == -EINVAL, "empty item refused");
-	ok(parse(&cfg, "email:a@example.org,b@example.org,c@example.org,d@example.org,"
-		 "e@example.org,f@example.org", &a, err) == -EINVAL && strstr(err, "more than 5"),
+	ok(parse(&cfg, "email:a@example.org,,b@example.org", &a, err) ==
+	           -EINVAL,
+	   "empty item refused");
+	ok(parse(&cfg,
+	         "email:a@example.org,b@example.org,c@example.org,d@example.org,"
+	         "e@example.org,f@example.org",
+	         &a, err) == -EINVAL &&
+	           strstr(err, "more than 5"),
 	   "more than max_recipients refused: %s", err);
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	ok(parse(&cfg, big, &a, err) == -EINVAL, "over-long value refused");
-	ok(ga_address_valid("a.b+tag@sub-domain.example.org"), "plain address accepted");
+	ok(ga_address_valid("a.b+tag@sub-domain.example.org"),
+	   "plain address accepted");
 	ok(!ga_address_valid("a@-bad.org") && !ga_address_valid("a@bad..org") &&
-	   !ga_address_valid("a@@b.org") && !ga_address_valid("@b.org"), "malformed addresses refused");
+	           !ga_address_valid("a@@b.org") && !ga_address_valid("@b.org"),
+	   "malformed addresses refused");
 	ga_config_finish(&cfg);
 	return tap_done();
 }

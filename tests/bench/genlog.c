@@ -19,18 +19,18 @@ static uint32_t rnd(uint32_t n)
 }
 
 static const char *const warnings[] = {
-	"/usr/lib/python3/site-packages/torch/nn/modules/module.py:1511: UserWarning: "
-	"Using a target size that is different to the input size. This will likely "
-	"lead to incorrect results due to broadcasting.\n",
-	"[W reducer.cpp:1360] Warning: find_unused_parameters=True was specified in DDP "
-	"constructor, but did not find any unused parameters in the forward pass.\n",
-	"WARNING:root:Checkpoint directory /scratch/run42/ckpt already exists, "
-	"files will be overwritten\n",
-	"INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete "
-	"for workers. Result: restart_count=0 master_addr=node017 master_port=29500\n",
-	"wandb: Syncing run gentle-sound-42 to https://wandb.example.org/team/proj\n",
-	"[2025-03-01 12:00:00,123] [INFO] [logging.py:96:log_dist] [Rank 0] step=1200, "
-	"skipped=0, lr=[0.00029], mom=[(0.9, 0.95)]\n",
+        "/usr/lib/python3/site-packages/torch/nn/modules/module.py:1511: UserWarning: "
+        "Using a target size that is different to the input size. This will likely "
+        "lead to incorrect results due to broadcasting.\n",
+        "[W reducer.cpp:1360] Warning: find_unused_parameters=True was specified in DDP "
+        "constructor, but did not find any unused parameters in the forward pass.\n",
+        "WARNING:root:Checkpoint directory /scratch/run42/ckpt already exists, "
+        "files will be overwritten\n",
+        "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete "
+        "for workers. Result: restart_count=0 master_addr=node017 master_port=29500\n",
+        "wandb: Syncing run gentle-sound-42 to https://wandb.example.org/team/proj\n",
+        "[2025-03-01 12:00:00,123] [INFO] [logging.py:96:log_dist] [Rank 0] step=1200, "
+        "skipped=0, lr=[0.00029], mom=[(0.9, 0.95)]\n",
 };
 
 int main(int argc, char **argv)
@@ -49,13 +49,15 @@ int main(int argc, char **argv)
 
 		if (r < 700) {
 			step++;
-			n = printf("Epoch %u | step %u/%u | loss %.4f | lr %.3e | "
-				   "grad_norm %.3f | %.1f samples/s | %.0f tok/s | "
-				   "mem %.2f GiB\n", epoch, step, 5000u,
-				   2.5 / (1 + step / 1000.0) + rnd(1000) / 1e4,
-				   3e-4 * (1 - step / 6000.0), 0.5 + rnd(3000) / 1e3,
-				   180 + rnd(400) / 10.0, 9.2e4 + rnd(8000),
-				   60 + rnd(900) / 100.0);
+			n = printf(
+			        "Epoch %u | step %u/%u | loss %.4f | lr %.3e | "
+			        "grad_norm %.3f | %.1f samples/s | %.0f tok/s | "
+			        "mem %.2f GiB\n",
+			        epoch, step, 5000u,
+			        2.5 / (1 + step / 1000.0) + rnd(1000) / 1e4,
+			        3e-4 * (1 - step / 6000.0),
+			        0.5 + rnd(3000) / 1e3, 180 + rnd(400) / 10.0,
+			        9.2e4 + rnd(8000), 60 + rnd(900) / 100.0);
 			if (step >= 5000) {
 				step = 0;
 				epoch++;
@@ -69,20 +71,24 @@ int main(int argc, char **argv)
 				for (int j = 0; j < 10; j++)
 					bar[j] = j < (int)(k / 2) ? '#' : ' ';
 				bar[10] = 0;
-				n += printf("Eval %u: %3u%%|%s| %u/%u [%02u:%02u<%02u:%02u, "
-					    "%.2fit/s]%s", epoch, 100 * done / total, bar,
-					    done, total, k / 60, k % 60, (20 - k) / 60,
-					    (20 - k) % 60, 5 + rnd(500) / 100.0,
-					    k == 20 ? "\n" : "\r");
+				n += printf(
+				        "Eval %u: %3u%%|%s| %u/%u [%02u:%02u<%02u:%02u, "
+				        "%.2fit/s]%s",
+				        epoch, 100 * done / total, bar, done,
+				        total, k / 60, k % 60, (20 - k) / 60,
+				        (20 - k) % 60, 5 + rnd(500) / 100.0,
+				        k == 20 ? "\n" : "\r");
 			}
 		} else if (r < 850) {
-			n = printf("%s", warnings[rnd(sizeof(warnings) / sizeof(warnings[0]))]);
+			n = printf("%s", warnings[rnd(sizeof(warnings) /
+			                              sizeof(warnings[0]))]);
 		} else {
 			unsigned rank = rnd(8);
-			n = printf("[rank%u]: [%u/%u] data shard %u loaded, %u samples, "
-				   "%.1f MB/s, queue depth %u\n", rank, rank, 8u,
-				   rnd(4096), 10000 + rnd(90000), 100 + rnd(9000) / 10.0,
-				   rnd(64));
+			n = printf(
+			        "[rank%u]: [%u/%u] data shard %u loaded, %u samples, "
+			        "%.1f MB/s, queue depth %u\n",
+			        rank, rank, 8u, rnd(4096), 10000 + rnd(90000),
+			        100 + rnd(9000) / 10.0, rnd(64));
 		}
 		written += (uint64_t)n;
 	}

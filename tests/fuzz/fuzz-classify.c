@@ -21,7 +21,7 @@ static void quiet(enum ga_log_level level, const char *msg, void *ctx)
 }
 
 static char *run(const uint8_t *data, size_t size, const uint8_t *sizes,
-		 size_t n_sizes, const struct ga_status *st, size_t tail)
+                 size_t n_sizes, const struct ga_status *st, size_t tail)
 {
 	struct ga_classifier *c = ga_classifier_create(rs);
 	struct ga_verdict v;
@@ -32,7 +32,8 @@ static char *run(const uint8_t *data, size_t size, const uint8_t *sizes,
 		return NULL;
 	ga_classifier_set_tail(c, tail, 4096);
 	while (pos < size) {
-		size_t n = n_sizes ? (size_t)sizes[k++ % n_sizes] * 37 + 1 : size;
+		size_t n = n_sizes ? (size_t)sizes[k++ % n_sizes] * 37 + 1
+		                   : size;
 
 		if (n > size - pos)
 			n = size - pos;
@@ -69,12 +70,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n_sizes > size - 2)
 		n_sizes = size - 2;
 	whole = run(data + 2 + n_sizes, size - 2 - n_sizes, NULL, 0, &st,
-		    data[0] % 70);
-	chunked = run(data + 2 + n_sizes, size - 2 - n_sizes, data + 2,
-		      n_sizes, &st, data[0] % 70);
+	            data[0] % 70);
+	chunked = run(data + 2 + n_sizes, size - 2 - n_sizes, data + 2, n_sizes,
+	              &st, data[0] % 70);
 	if (whole && chunked && strcmp(whole, chunked) != 0) {
 		fprintf(stderr, "verdict depends on chunking:\n%s\n---\n%s\n",
-			whole, chunked);
+		        whole, chunked);
 		abort();
 	}
 	free(whole);

@@ -19,7 +19,7 @@ static void quiet(enum ga_log_level level, const char *msg, void *ctx)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1);
-	struct ga_rules_source src = { "fuzz.rules", text };
+	struct ga_rules_source src = {"fuzz.rules", text};
 	struct ga_diag d;
 	struct ga_ruleset *rs;
 	char *lits[8];

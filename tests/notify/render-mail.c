@@ -21,7 +21,8 @@ int main(int argc, char **argv)
 	struct ga_artifact_set att;
 	struct ga_mail m;
 	struct ga_buf out;
-	const char *claim = "1234.0000000000000000", *from = "gpualert@cluster.example.org";
+	const char *claim = "1234.0000000000000000",
+	           *from = "gpualert@cluster.example.org";
 	char mid[256];
 	size_t n = 0;
 	long long date = 1751375000;
@@ -50,14 +51,16 @@ int main(int argc, char **argv)
 
 			rc = ga_read_file(argv[i], 1 << 26, &text, &len);
 			if (rc) {
-				fprintf(stderr, "%s: %s\n", argv[i], strerror(-rc));
+				fprintf(stderr, "%s: %s\n", argv[i],
+				        strerror(-rc));
 				return 1;
 			}
 			ga_report_init(&reports[n]);
 			rc = ga_report_parse_json(text, len, &reports[n], &err);
 			free(text);
 			if (rc) {
-				fprintf(stderr, "%s: %s\n", argv[i], err ? err : "?");
+				fprintf(stderr, "%s: %s\n", argv[i],
+				        err ? err : "?");
 				return 1;
 			}
 			ptrs[n] = &reports[n];
@@ -83,7 +86,8 @@ int main(int argc, char **argv)
 	m.skipped = att.skipped;
 	m.n_skipped = att.n_skipped;
 	ga_buf_init(&out);
-	rc = webhook ? ga_mime_webhook_json(&m, &out) : ga_mime_render(&m, &out);
+	rc = webhook ? ga_mime_webhook_json(&m, &out)
+	             : ga_mime_render(&m, &out);
 	if (rc) {
 		fprintf(stderr, "render: %s\n", strerror(-rc));
 		return 1;

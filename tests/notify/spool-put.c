@@ -26,7 +26,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc != 3 && argc != 6) {
-		fprintf(stderr, "usage: spool-put SPOOL REPORT [WORKDIR GLOBS BUDGET]\n");
+		fprintf(stderr,
+		        "usage: spool-put SPOOL REPORT [WORKDIR GLOBS BUDGET]\n");
 		return 2;
 	}
 	if (ga_config_init(&cfg) < 0)
@@ -38,7 +39,8 @@ int main(int argc, char **argv)
 		return 1;
 	ga_report_init(&r);
 	if (ga_report_parse_json(text, len, &r, &err) < 0) {
-		fprintf(stderr, "spool-put: %s: %s\n", argv[2], err ? err : "?");
+		fprintf(stderr, "spool-put: %s: %s\n", argv[2],
+		        err ? err : "?");
 		return 1;
 	}
 	free(text);
@@ -49,8 +51,8 @@ int main(int argc, char **argv)
 			logs[i] = r.tasks[i].log_path;
 		ga_spool_report_name(&r, name, sizeof(name));
 		rc = ga_artifacts_collect(argv[1], name, r.uid, r.gid, argv[3],
-					  logs, r.n_tasks, argv[4],
-					  strtoull(argv[5], NULL, 10));
+		                          logs, r.n_tasks, argv[4],
+		                          strtoull(argv[5], NULL, 10));
 		free(logs);
 		if (rc)
 			printf("collect rc=%d\n", rc);

@@ -64,9 +64,11 @@ int main(void)
 	ga_buf_init(&b);
 	ga_mime_header_text(&b, "x\r\nBcc: evil@x", 200, 9);
 	ok(!strchr(b.data, '\r') && !strchr(b.data, '\n') &&
-	   !strcmp(b.data, "x  Bcc: evil@x"), "CR/LF become spaces: '%s'", b.data);
+	           !strcmp(b.data, "x  Bcc: evil@x"),
+	   "CR/LF become spaces: '%s'", b.data);
 	ga_buf_reset(&b);
-	ga_mime_header_text(&b, "тренировка модели ñandú тренировка модели ñandú", 400, 9);
+	ga_mime_header_text(
+	        &b, "тренировка модели ñandú тренировка модели ñandú", 400, 9);
 	ok(!strncmp(b.data, "=?UTF-8?B?", 10), "non-ASCII: RFC 2047 encoded");
 	{
 		/* Every word at most 75 characters, lines folded with CRLF SP. */
@@ -78,19 +80,23 @@ int main(void)
 		     w = strtok_r(NULL, " \r\n", &save), words++)
 			if (strlen(w) > 75 || strncmp(w, "=?UTF-8?B?", 10))
 				short_words = false;
-		ok(short_words && words >= 2, "%d encoded-words, each <= 75", words);
+		ok(short_words && words >= 2, "%d encoded-words, each <= 75",
+		   words);
 		ok(!bare_cr_or_lf(b.data) && max_line(b.data) <= 78,
 		   "folded lines <= 78");
 		free(copy);
 	}
 	ga_buf_reset(&b);
 	ga_mime_header_text(&b, "bad \xff utf8", 100, 9);
-	ok(!strncmp(b.data, "=?UTF-8?B?", 10), "invalid UTF-8 replaced and encoded");
+	ok(!strncmp(b.data, "=?UTF-8?B?", 10),
+	   "invalid UTF-8 replaced and encoded");
 	ga_buf_reset(&b);
 	ga_mime_header_text(&b, "looks =?like?B?an?= encoded word", 100, 9);
-	ok(!strncmp(b.data, "=?UTF-8?B?", 10), "'=?' in plain text gets encoded");
+	ok(!strncmp(b.data, "=?UTF-8?B?", 10),
+	   "'=?' in plain text gets encoded");
 	ga_buf_reset(&b);
-	ga_mime_header_text(&b, "ééééééééééééééééééééééééééééééééééééééé", 21, 9);
+	ga_mime_header_text(&b, "ééééééééééééééééééééééééééééééééééééééé", 21,
+	                    9);
 	ok(strlen(b.data) < 60, "cut on a character boundary at the limit");
 
 	/* base64 */
@@ -127,20 +133,23 @@ int main(void)
 	ok(!ga_mime_address_ok("a@x,b@y"), "comma");
 	ok(!ga_mime_address_ok("nodomain"), "no @");
 	ok(!ga_mime_address_ok("a@@x") && !ga_mime_address_ok("@x") &&
-	   !ga_mime_address_ok("a@"), "malformed");
+	           !ga_mime_address_ok("a@"),
+	   "malformed");
 
 	ga_mime_message_id("1234", "1234.00ff", "gpualert@hpc.example.org", mid,
-			   sizeof(mid));
+	                   sizeof(mid));
 	ok(!strncmp(mid, "<gpualert.1234.", 15) &&
-	   strstr(mid, "@hpc.example.org>"), "Message-ID %s", mid);
+	           strstr(mid, "@hpc.example.org>"),
+	   "Message-ID %s", mid);
 	{
 		char mid2[200];
 
-		ga_mime_message_id("1234", "1234.00ff", "gpualert@hpc.example.org",
-				   mid2, sizeof(mid2));
+		ga_mime_message_id("1234", "1234.00ff",
+		                   "gpualert@hpc.example.org", mid2,
+		                   sizeof(mid2));
 		ok(!strcmp(mid, mid2), "Message-ID stable");
-		ga_mime_message_id("1234", "1234.00fe", "x@hpc.example.org", mid2,
-				   sizeof(mid2));
+		ga_mime_message_id("1234", "1234.00fe", "x@hpc.example.org",
+		                   mid2, sizeof(mid2));
 		ok(strcmp(mid, mid2), "differs with the claim");
 	}
 

@@ -37,7 +37,8 @@ int main(void)
 	ok(ga_rate_wait(r, "carol", 1040) == 1000 + 3600 - 1040,
 	   "global 3/3: carol waits too");
 	ok(ga_rate_wait(r, "alice", 4600) == 0 ||
-	   ga_rate_wait(r, "alice", 4601) == 0, "window slides");
+	           ga_rate_wait(r, "alice", 4601) == 0,
+	   "window slides");
 	ok(ga_rate_wait(r, "carol", 4601) == 0, "global slot freed after 1 h");
 	ga_rate_destroy(r);
 
@@ -55,14 +56,17 @@ int main(void)
 			ga_rate_record(r, "u", t);
 			sent++;
 		}
-		ok(sent == 6 || sent == 7, "2/h: %u sends in 3 h, deferred not "
-		   "dropped", sent);
+		ok(sent == 6 || sent == 7,
+		   "2/h: %u sends in 3 h, deferred not "
+		   "dropped",
+		   sent);
 	}
 	ga_rate_destroy(r);
 
 #ifdef GA_HAVE_CURL
 	ok(ga_smtp_classify(CURLE_OK, 250) == GA_SEND_OK, "250 ok");
-	ok(ga_smtp_classify(CURLE_SEND_ERROR, 451) == GA_SEND_RETRY, "451 retry");
+	ok(ga_smtp_classify(CURLE_SEND_ERROR, 451) == GA_SEND_RETRY,
+	   "451 retry");
 	ok(ga_smtp_classify(CURLE_SEND_ERROR, 550) == GA_SEND_FAIL, "550 dead");
 	ok(ga_smtp_classify(CURLE_COULDNT_CONNECT, 0) == GA_SEND_RETRY,
 	   "no connection: retry");

@@ -29,7 +29,7 @@ static inline void tap_vreport(bool pass, const char *fmt, va_list ap)
 }
 
 static inline bool ok(bool pass, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 static inline bool ok(bool pass, const char *fmt, ...)
 {
 	va_list ap;
@@ -42,7 +42,7 @@ static inline bool ok(bool pass, const char *fmt, ...)
 }
 
 static inline void diag(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
+        __attribute__((format(printf, 1, 2)));
 static inline void diag(const char *fmt, ...)
 {
 	va_list ap;
@@ -71,14 +71,13 @@ static inline void tap_put_escaped(const char *s, size_t len)
 		fputs("...", stdout);
 }
 
-#define is_int(got, want, ...) \
+#define is_int(got, want, ...)                                                 \
 	tap_is_int((long long)(got), (long long)(want), __VA_ARGS__)
 
-static inline bool tap_is_int(long long got, long long want,
-			      const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static inline bool tap_is_int(long long got, long long want,
-			      const char *fmt, ...)
+static inline bool tap_is_int(long long got, long long want, const char *fmt,
+                              ...) __attribute__((format(printf, 3, 4)));
+static inline bool tap_is_int(long long got, long long want, const char *fmt,
+                              ...)
 {
 	va_list ap;
 
@@ -91,11 +90,10 @@ static inline bool tap_is_int(long long got, long long want,
 	return got == want;
 }
 
-static inline bool is_str(const char *got, const char *want,
-			  const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static inline bool is_str(const char *got, const char *want,
-			  const char *fmt, ...)
+static inline bool is_str(const char *got, const char *want, const char *fmt,
+                          ...) __attribute__((format(printf, 3, 4)));
+static inline bool is_str(const char *got, const char *want, const char *fmt,
+                          ...)
 {
 	bool pass = (!got && !want) || (got && want && !strcmp(got, want));
 	va_list ap;
@@ -132,8 +130,7 @@ static inline int tap_done(void)
 	return tap_failed ? 1 : 0;
 }
 
-static inline void tap_skip_all(const char *why)
-	__attribute__((noreturn));
+static inline void tap_skip_all(const char *why) __attribute__((noreturn));
 static inline void tap_skip_all(const char *why)
 {
 	printf("1..0 # SKIP %s\n", why);

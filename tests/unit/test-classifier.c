@@ -22,12 +22,12 @@ static void quiet(enum ga_log_level level, const char *msg, void *ctx)
 
 /* Classify DATA fed in chunks (MODE 0 whole, 1 byte by byte, 2 random
  * sizes up to MAXCHUNK from SEED) into V. */
-static void classify(const struct ga_ruleset *rs, const char *data,
-		     size_t len, int mode, uint64_t seed, size_t maxchunk,
-		     const struct ga_status *st, struct ga_verdict *v)
+static void classify(const struct ga_ruleset *rs, const char *data, size_t len,
+                     int mode, uint64_t seed, size_t maxchunk,
+                     const struct ga_status *st, struct ga_verdict *v)
 {
 	struct ga_classifier *c = ga_classifier_create(rs);
-	struct tap_rng rng = { seed | 1 };
+	struct tap_rng rng = {seed | 1};
 	size_t pos = 0;
 
 	ga_verdict_init(v);
@@ -63,8 +63,8 @@ static char *describe(const struct ga_verdict *v)
 }
 
 static void expect_same(const char *name, const struct ga_ruleset *rs,
-			const char *data, size_t len, size_t maxchunk,
-			int chunkings)
+                        const char *data, size_t len, size_t maxchunk,
+                        int chunkings)
 {
 	struct ga_verdict v;
 	struct ga_status st;
@@ -77,7 +77,7 @@ static void expect_same(const char *name, const struct ga_ruleset *rs,
 	ga_verdict_finish(&v);
 	for (int k = 0; k < chunkings && same; k++) {
 		classify(rs, data, len, k == 0 ? 1 : 2, (uint64_t)k * 104729,
-			 maxchunk, &st, &v);
+		         maxchunk, &st, &v);
 		other = describe(&v);
 		ga_verdict_finish(&v);
 		same = whole && other && !strcmp(whole, other);
@@ -95,17 +95,17 @@ static void expect_same(const char *name, const struct ga_ruleset *rs,
 struct result {
 	enum ga_class cls;
 	char rule[64];
-	uint64_t line;          /* first evidence line */
-	char text[600];         /* first evidence text */
+	uint64_t line;  /* first evidence line */
+	char text[600]; /* first evidence text */
 	size_t n_evidence;
 	uint64_t lines, long_lines;
-	uint64_t want_line;     /* in: a line to look for in the evidence */
-	bool has_line;          /* out: it is there */
+	uint64_t want_line; /* in: a line to look for in the evidence */
+	bool has_line;      /* out: it is there */
 };
 
 /* LEN (size_t)-1: strlen(LOG). */
 static void verdict_of(const char *log, size_t len, const struct ga_status *st,
-		       struct result *r)
+                       struct result *r)
 {
 	struct ga_verdict v;
 
@@ -137,7 +137,7 @@ static void verdict_of(const char *log, size_t len, const struct ga_status *st,
  * none for success/unknown). */
 #define UNKNOWN_STATUS (-1000)
 static void expect(const char *name, const char *log, int code,
-		   enum ga_class cls, const char *rule, uint64_t line)
+                   enum ga_class cls, const char *rule, uint64_t line)
 {
 	struct ga_status st;
 	struct result r;
@@ -154,7 +154,7 @@ static void expect(const char *name, const char *log, int code,
 	if (!r.rule[0] || !strcmp(rule, "(none)"))
 		is_int(r.n_evidence, 0, "%s: no evidence", name);
 	else if (!ok(r.has_line, "%s: evidence at line %llu", name,
-		     (unsigned long long)line))
+	             (unsigned long long)line))
 		diag("  first evidence at line %llu",
 		     (unsigned long long)r.line);
 }
@@ -169,14 +169,16 @@ static void test_ordering(void)
 	/* One rank runs out of memory, the others time out for minutes. */
 	ga_buf_init(&b);
 	ga_buf_puts(&b, "[rank0]: epoch 3 step 100 loss 1.234\n");
-	ga_buf_puts(&b, "[rank1]: torch.OutOfMemoryError: CUDA out of memory. "
-			"Tried to allocate 2.00 GiB (GPU 1; 79.11 GiB total)\n");
+	ga_buf_puts(&b,
+	            "[rank1]: torch.OutOfMemoryError: CUDA out of memory. "
+	            "Tried to allocate 2.00 GiB (GPU 1; 79.11 GiB total)\n");
 	for (int i = 0; i < 300; i++)
-		ga_buf_printf(&b, "[rank%d]:[E ProcessGroupNCCL.cpp:563] [Rank %d] "
-			      "Watchdog caught collective operation timeout: "
-			      "WorkNCCL(SeqNum=%d, OpType=ALLREDUCE) ran for "
-			      "600000 milliseconds before timing out.\n",
-			      i % 8, i % 8, 1000 + i);
+		ga_buf_printf(&b,
+		              "[rank%d]:[E ProcessGroupNCCL.cpp:563] [Rank %d] "
+		              "Watchdog caught collective operation timeout: "
+		              "WorkNCCL(SeqNum=%d, OpType=ALLREDUCE) ran for "
+		              "600000 milliseconds before timing out.\n",
+		              i % 8, i % 8, 1000 + i);
 	log = ga_buf_steal(&b);
 	expect("OOM then NCCL timeouts", log, 1, GA_CLASS_CUDA_OOM,
 	       "cuda.oom.torch", 2);
@@ -185,10 +187,12 @@ static void test_ordering(void)
 	/* The OOM exception line is claimed by the OOM rule: the generic
 	 * exception rule is a fallback and does not see it. */
 	ok(v.n_others == 1 && v.others[0].cls == GA_CLASS_NCCL &&
-	   v.others[0].line == 3,
+	           v.others[0].line == 3,
 	   "... nccl (line 3) is also seen, the exception line is not code_error");
-	ok(v.n_evidence >= 1 && has_str(v.evidence[0].text, "[rank1]: torch."
-					"OutOfMemoryError: CUDA out of memory."),
+	ok(v.n_evidence >= 1 &&
+	           has_str(v.evidence[0].text,
+	                   "[rank1]: torch."
+	                   "OutOfMemoryError: CUDA out of memory."),
 	   "... evidence is the cleaned line, rank prefix included");
 	ga_verdict_finish(&v);
 	free(log);
@@ -197,8 +201,8 @@ static void test_ordering(void)
 	expect("NCCL timeouts then OOM",
 	       "[rank0]: Watchdog caught collective operation timeout\n"
 	       "[rank0]: Watchdog caught collective operation timeout\n"
-	       "[rank1]: RuntimeError: CUDA error: out of memory\n", 1,
-	       GA_CLASS_CUDA_OOM, "cuda.oom.runtime", 3);
+	       "[rank1]: RuntimeError: CUDA error: out of memory\n",
+	       1, GA_CLASS_CUDA_OOM, "cuda.oom.runtime", 3);
 	expect("NCCL alone",
 	       "[rank0]: Watchdog caught collective operation timeout\n", 1,
 	       GA_CLASS_NCCL, "nccl.watchdog", 1);
@@ -210,25 +214,27 @@ static void test_ordering(void)
 	       "RuntimeError: CUDA error: an illegal memory access was "
 	       "encountered\n"
 	       "slurmstepd: error: *** JOB 36 ON node01 CANCELLED AT "
-	       "2026-11-30T08:10:44 DUE TO TIME LIMIT ***\n", -SIGTERM,
-	       GA_CLASS_TIME_LIMIT, "slurm.time-limit", 5);
+	       "2026-11-30T08:10:44 DUE TO TIME LIMIT ***\n",
+	       -SIGTERM, GA_CLASS_TIME_LIMIT, "slurm.time-limit", 5);
 	expect("cancelled (no time limit)",
 	       "ValueError: x\nslurmstepd: error: *** JOB 37 ON node01 "
-	       "CANCELLED AT 2026-11-30T08:09:24 ***\n", -SIGTERM,
-	       GA_CLASS_CANCELLED, "slurm.cancelled", 2);
+	       "CANCELLED AT 2026-11-30T08:09:24 ***\n",
+	       -SIGTERM, GA_CLASS_CANCELLED, "slurm.cancelled", 2);
 
 	expect("code_error is the fallback",
 	       "Traceback (most recent call last):\n"
 	       "  File \"train.py\", line 3, in <module>\n"
-	       "ValueError: too many values to unpack\n", 1,
-	       GA_CLASS_CODE_ERROR, "python.exception", 3);
+	       "ValueError: too many values to unpack\n",
+	       1, GA_CLASS_CODE_ERROR, "python.exception", 3);
 	expect("a concrete cause beats the exception line",
 	       "Traceback (most recent call last):\n"
 	       "RuntimeError: CUDA error: an illegal memory access was "
-	       "encountered\n", 1, GA_CLASS_CUDA_KERNEL, "cuda.kernel-fault", 2);
-	expect("traceback cut off", "Traceback (most recent call last):\n"
-	       "  File \"x.py\", line 1\n", 1, GA_CLASS_CODE_ERROR,
-	       "python.traceback", 1);
+	       "encountered\n",
+	       1, GA_CLASS_CUDA_KERNEL, "cuda.kernel-fault", 2);
+	expect("traceback cut off",
+	       "Traceback (most recent call last):\n"
+	       "  File \"x.py\", line 1\n",
+	       1, GA_CLASS_CODE_ERROR, "python.traceback", 1);
 
 	expect("nan with exit 0", "step 10 loss: 2.1\nstep 20 loss: nan\n", 0,
 	       GA_CLASS_NAN, "nan.loss", 2);
@@ -266,7 +272,7 @@ static void test_ordering(void)
 	ga_status_from_int(&st, -SIGSEGV);
 	classify(builtin, "x\n", 2, 0, 0, 0, &st, &v);
 	ok(v.n_evidence == 1 && v.evidence[0].line == 0 &&
-	   !strcmp(v.evidence[0].text, "terminated by SIGSEGV"),
+	           !strcmp(v.evidence[0].text, "terminated by SIGSEGV"),
 	   "status evidence: 'terminated by SIGSEGV' at line 0");
 	ga_verdict_finish(&v);
 
@@ -276,8 +282,8 @@ static void test_ordering(void)
 	st.state = GA_STATE_TIMEOUT;
 	classify(builtin, "ValueError: x\n", 14, 0, 0, 0, &st, &v);
 	ok(v.cls == GA_CLASS_TIME_LIMIT && v.n_evidence == 1 &&
-	   v.evidence[0].line == 0 &&
-	   !strcmp(v.evidence[0].text, "scheduler state TIMEOUT"),
+	           v.evidence[0].line == 0 &&
+	           !strcmp(v.evidence[0].text, "scheduler state TIMEOUT"),
 	   "state TIMEOUT: time_limit, evidence 'scheduler state TIMEOUT'");
 	ga_verdict_finish(&v);
 
@@ -285,28 +291,30 @@ static void test_ordering(void)
 	 * earliest line wins, whichever rule comes first in the list. */
 	expect("tie: disk full first",
 	       "OSError: [Errno 28] No space left on device\n"
-	       "MemoryError\nCUDA out of memory\n", 1, GA_CLASS_DISK_FULL,
-	       "storage.full", 1);
+	       "MemoryError\nCUDA out of memory\n",
+	       1, GA_CLASS_DISK_FULL, "storage.full", 1);
 	expect("tie: host oom first",
 	       "step\nMemoryError\nOSError: [Errno 28] No space left on device\n"
-	       "CUDA out of memory\n", 1, GA_CLASS_HOST_OOM,
-	       "python.memory-error", 2);
+	       "CUDA out of memory\n",
+	       1, GA_CLASS_HOST_OOM, "python.memory-error", 2);
 	expect("tie: cuda oom first",
 	       "CUDA out of memory\nMemoryError\n"
-	       "No space left on device\n", 1, GA_CLASS_CUDA_OOM,
-	       "cuda.oom.torch", 1);
+	       "No space left on device\n",
+	       1, GA_CLASS_CUDA_OOM, "cuda.oom.torch", 1);
 
 	/* Evidence of the deciding class from several rules, by line. */
 	ga_status_from_int(&st, 1);
 	{
-		static const char t[] = "a\nCUDA error: out of memory\nb\n"
-					"CUDA out of memory\nCUDA out of memory\n";
+		static const char t[] =
+		        "a\nCUDA error: out of memory\nb\n"
+		        "CUDA out of memory\nCUDA out of memory\n";
 
 		classify(builtin, t, sizeof(t) - 1, 0, 0, 0, &st, &v);
 	}
 	ok(v.cls == GA_CLASS_CUDA_OOM && v.n_evidence == 3 &&
-	   v.evidence[0].line == 2 && v.evidence[1].line == 4 &&
-	   v.evidence[2].line == 5, "evidence of one class sorted by line");
+	           v.evidence[0].line == 2 && v.evidence[1].line == 4 &&
+	           v.evidence[2].line == 5,
+	   "evidence of one class sorted by line");
 	is_str(v.rule, "cuda.oom.runtime", "... decided by the earliest rule");
 	ga_verdict_finish(&v);
 }
@@ -318,58 +326,60 @@ static void test_fallback_and_fatal(void)
 	expect("exception on a rank, gloo echoes",
 	       "[rank1]: KeyError: 'label'\n"
 	       "[rank0]: RuntimeError: [../gloo/transport/tcp/pair.cc:598] "
-	       "Connection closed by peer [127.0.0.1]:1234\n", 1,
-	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	       "Connection closed by peer [127.0.0.1]:1234\n",
+	       1, GA_CLASS_CODE_ERROR, "python.exception", 1);
 	/* An exception line that names an NCCL error is nccl only. */
 	expect("RuntimeError naming NCCL",
 	       "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, "
-	       "unhandled system error, NCCL version 2.18.1\n", 1,
-	       GA_CLASS_NCCL, "nccl.error", 1);
+	       "unhandled system error, NCCL version 2.18.1\n",
+	       1, GA_CLASS_NCCL, "nccl.error", 1);
 	/* Launcher wrappers are not the job's exception. */
 	expect("ChildFailedError alone",
 	       "torch.distributed.elastic.multiprocessing.errors."
-	       "ChildFailedError: \n", 1, GA_CLASS_UNKNOWN, "(none)", 0);
+	       "ChildFailedError: \n",
+	       1, GA_CLASS_UNKNOWN, "(none)", 0);
 	/* A batch script that survived its child's abort exits 0: the shell's
 	 * report proves the failure, and the cause is the bad_alloc. */
 	expect("child aborted, script exit 0",
 	       "terminate called after throwing an instance of "
 	       "'std::bad_alloc'\n  what():  std::bad_alloc\n"
 	       "job.sh: line 5:  4034 Aborted                 build/prog\n"
-	       "prog exited with 134\n", 0, GA_CLASS_HOST_OOM,
-	       "native.bad-alloc", 1);
+	       "prog exited with 134\n",
+	       0, GA_CLASS_HOST_OOM, "native.bad-alloc", 1);
 	/* Without the shell's report, a handled bad_alloc at exit 0 is not a
 	 * failure. */
 	expect("handled bad_alloc, exit 0",
-	       "caught std::bad_alloc, retrying with smaller blocks\ndone\n",
-	       0, GA_CLASS_SUCCESS, "(none)", 0);
+	       "caught std::bad_alloc, retrying with smaller blocks\ndone\n", 0,
+	       GA_CLASS_SUCCESS, "(none)", 0);
 }
 
 static void test_quirks(void)
 {
 	struct ga_status failed;
-	struct result r = { 0 };
+	struct result r = {0};
 	struct ga_buf b;
 	char *x;
 
 	ga_status_from_int(&failed, 1);
 
 	verdict_of("\x1b[31mCUDA out\x1b[0m of memory. Tried to allocate\n",
-		   (size_t)-1, &failed, &r);
+	           (size_t)-1, &failed, &r);
 	is_int(r.cls, GA_CLASS_CUDA_OOM, "colour codes splitting a literal");
 	is_str(r.text, "CUDA out of memory. Tried to allocate",
 	       "... evidence without escape sequences");
 	verdict_of("\x1b]0;title\x07\x1b[1;32mok\x1b[m CUDA out of memory\n",
-		   (size_t)-1, &failed, &r);
+	           (size_t)-1, &failed, &r);
 	is_str(r.text, "ok CUDA out of memory", "OSC title and CSI removed");
 
 	expect("[rankN]: prefix and an anchored rule",
 	       "[rank3]: Traceback (most recent call last):\n"
 	       "[rank3]:   File \"x.py\", line 1\n"
-	       "[rank3]: ValueError: bad\n", 1, GA_CLASS_CODE_ERROR,
-	       "python.exception", 3);
-	expect("srun -l prefix", "3: Traceback (most recent call last):\n"
-	       "3: ValueError: bad\n", 1, GA_CLASS_CODE_ERROR,
-	       "python.exception", 2);
+	       "[rank3]: ValueError: bad\n",
+	       1, GA_CLASS_CODE_ERROR, "python.exception", 3);
+	expect("srun -l prefix",
+	       "3: Traceback (most recent call last):\n"
+	       "3: ValueError: bad\n",
+	       1, GA_CLASS_CODE_ERROR, "python.exception", 2);
 	expect("[default0]: prefix", "[default0]:ValueError: bad\n", 1,
 	       GA_CLASS_CODE_ERROR, "python.exception", 1);
 	expect("both prefixes", "0: [rank0]: KeyError: 'x'\n", 1,
@@ -386,8 +396,9 @@ static void test_quirks(void)
 	ga_buf_puts(&b, x);
 	ga_buf_puts(&b, " CUDA out of memory\n");
 	verdict_of(b.data, b.len, &failed, &r);
-	is_int(r.cls, GA_CLASS_UNKNOWN, "literal past the long line's prefix: "
-				       "not seen");
+	is_int(r.cls, GA_CLASS_UNKNOWN,
+	       "literal past the long line's prefix: "
+	       "not seen");
 	is_int(r.long_lines, 1, "... the long line is counted");
 	is_int(r.lines, 2, "... lines counted");
 	ga_buf_reset(&b);
@@ -413,7 +424,8 @@ static void test_quirks(void)
 	is_int(r.lines, 2, "... 2 lines");
 
 	verdict_of("epoch 1:  10%|#   |\repoch 1:  20%|##  |\r"
-		   "CUDA out of memory\rx\nnext\n", (size_t)-1, &failed, &r);
+	           "CUDA out of memory\rx\nnext\n",
+	           (size_t)-1, &failed, &r);
 	is_int(r.cls, GA_CLASS_CUDA_OOM, "\\r-joined progress bar");
 	is_int(r.line, 1, "... line 1");
 	is_str(r.text, "CUDA out of memory", "... the segment is the evidence");
@@ -426,8 +438,8 @@ static void test_quirks(void)
 	/* Case: the prefilter folds, the pattern decides. */
 	verdict_of("cuda OUT of MEMORY\n", (size_t)-1, &failed, &r);
 	is_int(r.cls, GA_CLASS_CUDA_OOM, "caseless rule");
-	verdict_of("watchdog caught collective operation timeout\n",
-		   (size_t)-1, &failed, &r);
+	verdict_of("watchdog caught collective operation timeout\n", (size_t)-1,
+	           &failed, &r);
 	is_int(r.cls, GA_CLASS_UNKNOWN, "case-sensitive rule");
 }
 
@@ -448,8 +460,10 @@ static void test_tail(void)
 	ga_classifier_feed(c, b.data, b.len);
 	ga_verdict_init(&v);
 	ga_classifier_finish(c, NULL, &v);
-	is_str(v.tail, "line 99\nline 100\nbar 100%\nbold\ntrailing cr\n"
-		       "last, unterminated\n" + 8,
+	is_str(v.tail,
+	       "line 99\nline 100\nbar 100%\nbold\ntrailing cr\n"
+	       "last, unterminated\n" +
+	               8,
 	       "tail: last 5 lines, last \\r segment, cleaned");
 	is_int(v.tail_lines, 5, "tail: 5 lines");
 	/* finish may be called again and gives the same */
@@ -467,12 +481,13 @@ static void test_tail(void)
 	/* A byte limit: the cut first line is dropped. */
 	c = ga_classifier_create(builtin);
 	ga_classifier_set_tail(c, 60, 20);
-	ga_classifier_feed(c, b.data, 700);     /* ends inside "line 99" */
+	ga_classifier_feed(c, b.data, 700); /* ends inside "line 99" */
 	ga_classifier_feed(c, "\n", 1);
 	ga_verdict_init(&v);
 	ga_classifier_finish(c, NULL, &v);
 	/* The ring holds "ne 87\nline 88\nline \n". */
-	is_str(v.tail, "line 88\nline \n", "tail: byte limit drops the cut line");
+	is_str(v.tail, "line 88\nline \n",
+	       "tail: byte limit drops the cut line");
 	is_int(v.tail_lines, 2, "tail: 2 lines fit");
 	ga_verdict_finish(&v);
 	ga_classifier_destroy(c);
@@ -494,20 +509,22 @@ static void test_tail(void)
 static char *mixed_log(size_t pieces, size_t *len)
 {
 	static const char *const lines[] = {
-		"epoch 1 step %d loss 2.3%d lr 1e-4 tok/s 12%d\n",
-		" %d%%|#####     | %d/100 [00:10<00:12, 2.%dit/s]\r",
-		"[rank%d]: Watchdog caught collective operation timeout %d%d\n",
-		"%d: Traceback (most recent call last):%d%d\n",
-		"\x1b[31mCUDA out\x1b[0m of memory %d %d %d\n",
-		"warning: \xe2\x80\x9c" "deprecated\xe2\x80\x9d %d \xff" " %d %d\r\n",
-		"OSError: [Errno 28] No space left on device %d%d%d\n",
-		"loss: nan at step %d %d %d\n",
-		"MemoryError %d %d %d",
-		"ValueError: shapes %d and %d%d\n",
-		"Segmentation fault (core dumped) %d%d%d\n",
-		"  File \"t.py\", line %d, in f%d%d\n",
+	        "epoch 1 step %d loss 2.3%d lr 1e-4 tok/s 12%d\n",
+	        " %d%%|#####     | %d/100 [00:10<00:12, 2.%dit/s]\r",
+	        "[rank%d]: Watchdog caught collective operation timeout %d%d\n",
+	        "%d: Traceback (most recent call last):%d%d\n",
+	        "\x1b[31mCUDA out\x1b[0m of memory %d %d %d\n",
+	        "warning: \xe2\x80\x9c"
+	        "deprecated\xe2\x80\x9d %d \xff"
+	        " %d %d\r\n",
+	        "OSError: [Errno 28] No space left on device %d%d%d\n",
+	        "loss: nan at step %d %d %d\n",
+	        "MemoryError %d %d %d",
+	        "ValueError: shapes %d and %d%d\n",
+	        "Segmentation fault (core dumped) %d%d%d\n",
+	        "  File \"t.py\", line %d, in f%d%d\n",
 	};
-	struct tap_rng rng = { 99 };
+	struct tap_rng rng = {99};
 	struct ga_buf b;
 
 	ga_buf_init(&b);
@@ -516,7 +533,7 @@ static char *mixed_log(size_t pieces, size_t *len)
 		int a = (int)tap_below(&rng, 1000);
 
 		if (k > 1 && tap_below(&rng, 4))
-			k = tap_below(&rng, 2);        /* mostly noise */
+			k = tap_below(&rng, 2); /* mostly noise */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 		ga_buf_printf(&b, lines[k], a, a / 3, a / 7);
@@ -536,16 +553,17 @@ static void test_streaming(void)
 {
 	size_t len;
 	char *log = mixed_log(4000, &len);
-	struct ga_rules_source src = { "u.rules",
-		/* no literal: every segment goes through PCRE2 */
-		"[rule u]\nclass = io_error\npriority = 1\nmatch = ^zq\\d$\n" };
+	struct ga_rules_source src = {
+	        "u.rules",
+	        /* no literal: every segment goes through PCRE2 */
+	        "[rule u]\nclass = io_error\npriority = 1\nmatch = ^zq\\d$\n"};
 	struct ga_ruleset *unfiltered;
 	struct ga_verdict v1, v2;
 	struct ga_status st;
 	char *d1, *d2;
 
 	expect_same("mixed log, byte by byte and small chunks", builtin, log,
-		    len, 50, 15);
+	            len, 50, 15);
 	expect_same("mixed log, large chunks", builtin, log, len, 70000, 30);
 
 	/* The same verdict when every segment is matched (no prefilter). */
@@ -557,7 +575,7 @@ static void test_streaming(void)
 		is_int(ga_ruleset_unfiltered(unfiltered, &u), 1,
 		       "... one unfiltered rule");
 		expect_same("mixed log, unfiltered", unfiltered, log, len, 300,
-			    10);
+		            10);
 		ga_status_from_int(&st, 1);
 		for (size_t cut = 0; cut < 4; cut++) {
 			size_t n = len / 4 * (cut + 1);
@@ -566,8 +584,10 @@ static void test_streaming(void)
 			classify(unfiltered, log, n, 0, 0, 0, &st, &v2);
 			d1 = describe(&v1);
 			d2 = describe(&v2);
-			is_str(d2, d1, "prefix %zu/4: prefilter and full scan "
-				       "agree", cut + 1);
+			is_str(d2, d1,
+			       "prefix %zu/4: prefilter and full scan "
+			       "agree",
+			       cut + 1);
 			free(d1);
 			free(d2);
 			ga_verdict_finish(&v1);
@@ -579,8 +599,9 @@ static void test_streaming(void)
 
 	/* A literal split at every possible chunk boundary. */
 	{
-		static const char text[] = "ok\r\n\xe2\x82\xac [rank1]: "
-			"torch.OutOfMemoryError: CUDA out of memory\r\nend";
+		static const char text[] =
+		        "ok\r\n\xe2\x82\xac [rank1]: "
+		        "torch.OutOfMemoryError: CUDA out of memory\r\nend";
 		struct ga_verdict whole;
 		char *dw;
 		bool same = true;
@@ -593,7 +614,8 @@ static void test_streaming(void)
 			char *d;
 
 			ga_classifier_feed(c, text, cut);
-			ga_classifier_feed(c, text + cut, sizeof(text) - 1 - cut);
+			ga_classifier_feed(c, text + cut,
+			                   sizeof(text) - 1 - cut);
 			ga_verdict_init(&v1);
 			ga_classifier_finish(c, &st, &v1);
 			d = describe(&v1);

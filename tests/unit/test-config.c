@@ -55,15 +55,15 @@ int main(int argc, char **argv)
 
 	/* Every problem reported with its line; good keys still apply. */
 	path = write_tmp("[general]\n"
-			 "default_mode = email\n"
-			 "bogus = 1\n"
-			 "tail_lines = 99999999\n"
-			 "log_file_mode = 0777\n"
-			 "[mail]\n"
-			 "tls = maybe\n"
-			 "attach_budget = 3M\n"
-			 "[nowhere]\n"
-			 "x = y\n");
+	                 "default_mode = email\n"
+	                 "bogus = 1\n"
+	                 "tail_lines = 99999999\n"
+	                 "log_file_mode = 0777\n"
+	                 "[mail]\n"
+	                 "tls = maybe\n"
+	                 "attach_budget = 3M\n"
+	                 "[nowhere]\n"
+	                 "x = y\n");
 	ga_config_init(&cfg);
 	ga_diag_init(&d, "config");
 	rc = ga_config_load(&cfg, path, &d);
@@ -74,12 +74,14 @@ int main(int argc, char **argv)
 		   "unknown key at line 3: %s", d.msgs[0]);
 		ok(strstr(d.msgs[1], ":4: error: [general] tail_lines") != NULL,
 		   "out-of-range number at line 4");
-		ok(strstr(d.msgs[2], ":5: error: [general] log_file_mode") != NULL,
+		ok(strstr(d.msgs[2], ":5: error: [general] log_file_mode") !=
+		           NULL,
 		   "bad file mode at line 5");
 		ok(strstr(d.msgs[3], ":7: error: [mail] tls") != NULL,
 		   "bad tls at line 7");
 		ok(strstr(d.msgs[4], ":10: error: unknown key 'x' in section "
-				     "[nowhere]") != NULL, "unknown section at line 10");
+		                     "[nowhere]") != NULL,
+		   "unknown section at line 10");
 	}
 	is_int(cfg.default_mode, GA_MODE_EMAIL, "valid keys still apply");
 	is_int(cfg.attach_budget, 3 << 20, "size suffixes");
@@ -93,9 +95,11 @@ int main(int argc, char **argv)
 	ga_config_init(&cfg);
 	ga_diag_init(&d, "config");
 	is_int(ga_config_set(&cfg, "mail.from", "a@b\r\nBcc: x@y", "plugstack",
-			     &d), -EINVAL, "control characters rejected");
+	                     &d),
+	       -EINVAL, "control characters rejected");
 	is_int(ga_config_set(&cfg, "general.default_mode", "off", "plugstack",
-			     &d), 0, "section.key override");
+	                     &d),
+	       0, "section.key override");
 	is_int(cfg.default_mode, GA_MODE_OFF, "... applied");
 	is_int(ga_config_set(&cfg, "tail_lines", "10", "plugstack", &d), 0,
 	       "bare key override");
@@ -103,7 +107,7 @@ int main(int argc, char **argv)
 	is_int(ga_config_set(&cfg, "nope", "1", "plugstack", &d), -EINVAL,
 	       "unknown override");
 	ok(d.n >= 2 && strstr(d.msgs[d.n - 1], "plugstack: error: unknown "
-					       "setting 'nope'") != NULL,
+	                                       "setting 'nope'") != NULL,
 	   "... reported with its origin");
 	is_int(ga_config_load(&cfg, "/nonexistent/gpualert.conf", &d), -ENOENT,
 	       "a missing file: -ENOENT");

@@ -40,11 +40,11 @@ struct run {
 /* Feed DATA in chunks: MODE 0 whole, 1 byte by byte, 2 random sizes up to
  * MAXCHUNK from SEED. */
 static void feed(const char *data, size_t len, int mode, uint64_t seed,
-		 size_t maxchunk, struct run *out)
+                 size_t maxchunk, struct run *out)
 {
 	struct ga_linereader r;
 	struct ga_buf b;
-	struct tap_rng rng = { seed | 1 };
+	struct tap_rng rng = {seed | 1};
 	size_t pos = 0;
 
 	ga_buf_init(&b);
@@ -72,7 +72,7 @@ static void feed(const char *data, size_t len, int mode, uint64_t seed,
 }
 
 static void expect_run(const char *name, const char *data, size_t len,
-		       const char *want, uint64_t lines, uint64_t long_segs)
+                       const char *want, uint64_t lines, uint64_t long_segs)
 {
 	struct run whole;
 
@@ -86,7 +86,7 @@ static void expect_run(const char *name, const char *data, size_t len,
 
 /* Whole, byte by byte and many random chunkings agree. */
 static void expect_same(const char *name, const char *data, size_t len,
-			size_t maxchunk)
+                        size_t maxchunk)
 {
 	struct run whole, other;
 	bool same = true;
@@ -102,9 +102,11 @@ static void expect_same(const char *name, const char *data, size_t len,
 		       whole.long_segments == other.long_segments;
 		if (!same) {
 			diag("chunking %d differs", k);
-			diag("whole: %llu lines, %llu long", (unsigned long long)whole.lines,
+			diag("whole: %llu lines, %llu long",
+			     (unsigned long long)whole.lines,
 			     (unsigned long long)whole.long_segments);
-			diag("other: %llu lines, %llu long", (unsigned long long)other.lines,
+			diag("other: %llu lines, %llu long",
+			     (unsigned long long)other.lines,
 			     (unsigned long long)other.long_segments);
 		}
 		free(other.segments);
@@ -131,9 +133,9 @@ int main(void)
 	expect_run("one line", "abc\n", 4, "1:abc\n|", 1, 0);
 	expect_run("no final newline", "abc\ndef", 7, "1:abc\n|2:def|", 2, 0);
 	expect_run("CRLF and CR", "a\r\nb\rc\n\nlast", 12,
-		   "1:a\r|1:\n|2:b\r|2:c\n|3:\n|4:last|", 4, 0);
+	           "1:a\r|1:\n|2:b\r|2:c\n|3:\n|4:last|", 4, 0);
 	expect_run("progress bar", "10%\r20%\r30%\ndone\n", 17,
-		   "1:10%\r|1:20%\r|1:30%\n|2:done\n|", 2, 0);
+	           "1:10%\r|1:20%\r|1:30%\n|2:done\n|", 2, 0);
 	expect_run("lone CR at the end", "abc\r", 4, "1:abc\r|", 1, 0);
 	expect_run("NUL bytes", "a\0b\n\0\n", 6, "1:a\0b\n|2:\0\n|", 2, 0);
 
@@ -142,9 +144,9 @@ int main(void)
 	ga_buf_init(&b);
 	ga_buf_append(&b, x, GA_SEGMENT_MAX + 10);
 	ga_buf_puts(&b, "\ny\n");
-	ga_buf_append(&b, x, GA_SEGMENT_MAX);        /* exactly the maximum */
+	ga_buf_append(&b, x, GA_SEGMENT_MAX); /* exactly the maximum */
 	ga_buf_puts(&b, "\r");
-	ga_buf_append(&b, x, GA_SEGMENT_MAX + 1);    /* one more, unterminated */
+	ga_buf_append(&b, x, GA_SEGMENT_MAX + 1); /* one more, unterminated */
 	{
 		struct ga_buf want;
 
@@ -167,17 +169,24 @@ int main(void)
 	/* A mixture of everything, chunked at random. */
 	ga_buf_init(&b);
 	{
-		struct tap_rng rng = { 12345 };
+		struct tap_rng rng = {12345};
 		static const char *const pieces[] = {
-			"epoch 1 step 10 loss 2.31\n", "\r\n", "\r", "\n",
-			" 45%|####      | 45/100 [00:10<00:12]\r",
-			"\xe2\x96\x88\xe2\x96\x88", "\x1b[31mred\x1b[0m",
-			"[rank3]: Traceback (most recent call last):\n",
-			"CUDA out of memory.", "\0", "\xff\xfe",
+		        "epoch 1 step 10 loss 2.31\n",
+		        "\r\n",
+		        "\r",
+		        "\n",
+		        " 45%|####      | 45/100 [00:10<00:12]\r",
+		        "\xe2\x96\x88\xe2\x96\x88",
+		        "\x1b[31mred\x1b[0m",
+		        "[rank3]: Traceback (most recent call last):\n",
+		        "CUDA out of memory.",
+		        "\0",
+		        "\xff\xfe",
 		};
 
 		for (int i = 0; i < 3000; i++) {
-			size_t k = tap_below(&rng, sizeof(pieces) / sizeof(pieces[0]));
+			size_t k = tap_below(&rng, sizeof(pieces) /
+			                                   sizeof(pieces[0]));
 
 			if (pieces[k][0] == '\0')
 				ga_buf_putc(&b, '\0');

@@ -9,7 +9,7 @@
 #include "tap.h"
 
 struct hits {
-	struct ga_buf b;        /* "pos:lit," for every hit */
+	struct ga_buf b; /* "pos:lit," for every hit */
 	size_t count;
 };
 
@@ -23,8 +23,8 @@ static size_t on_hit(void *ctx, size_t pos, size_t lit)
 }
 
 /* Every occurrence, by start offset, then by literal index. */
-static void naive(char **lits, const size_t *lens, size_t n,
-		  const char *text, size_t len, struct hits *h)
+static void naive(char **lits, const size_t *lens, size_t n, const char *text,
+                  size_t len, struct hits *h)
 {
 	for (size_t pos = 0; pos < len; pos++) {
 		for (size_t k = 0; k < n; k++) {
@@ -85,8 +85,8 @@ static char *canonical(const char *s)
 
 static void test_basics(void)
 {
-	const char *lits[] = { "abcd", "BCDEF", "xyz!" };
-	size_t lens[] = { 4, 5, 4 };
+	const char *lits[] = {"abcd", "BCDEF", "xyz!"};
+	size_t lens[] = {4, 5, 4};
 	struct ga_prefilter *pf;
 	struct hits h;
 
@@ -131,7 +131,7 @@ static size_t to_last_byte(void *ctx, size_t pos, size_t lit)
 	struct hits *h = ctx;
 
 	ga_buf_printf(&h->b, "%zu:%zu,", pos, lit);
-	return h->count;        /* the text length minus one, set by caller */
+	return h->count; /* the text length minus one, set by caller */
 }
 
 static size_t stop_now(void *ctx, size_t pos, size_t lit)
@@ -144,8 +144,8 @@ static size_t stop_now(void *ctx, size_t pos, size_t lit)
 
 static void test_resume(void)
 {
-	const char *lits[] = { "aaaa" };
-	size_t lens[] = { 4 };
+	const char *lits[] = {"aaaa"};
+	size_t lens[] = {4};
 	struct ga_prefilter *pf = ga_prefilter_create(lits, lens, 1);
 	struct hits h;
 
@@ -165,7 +165,8 @@ static void test_resume(void)
 
 		h.count = 7;
 		ga_prefilter_scan(pf, t, 8, to_last_byte, &h);
-		is_str(h.b.data, "0:0,", "resume at the last byte: no overread");
+		is_str(h.b.data, "0:0,",
+		       "resume at the last byte: no overread");
 		free(t);
 	}
 	ga_buf_finish(&h.b);
@@ -176,7 +177,7 @@ static void test_resume(void)
  * texts, compared with the naive search.  Fixed seed. */
 static void test_property(void)
 {
-	struct tap_rng rng = { 20240611 };
+	struct tap_rng rng = {20240611};
 	static const char alpha[] = "abAB \x01\xff\x80-zZ";
 	int bad = 0, cases = 0;
 	size_t total_hits = 0;
@@ -194,7 +195,7 @@ static void test_property(void)
 
 		for (size_t k = 0; k < n; k++) {
 			lens[k] = GA_PREFILTER_MIN_LITERAL +
-				  tap_below(&rng, round % 7 == 0 ? 300 : 6);
+			          tap_below(&rng, round % 7 == 0 ? 300 : 6);
 			lits[k] = malloc(lens[k]);
 			for (size_t j = 0; j < lens[k]; j++)
 				lits[k][j] = alpha[tap_below(&rng, asz)];
@@ -203,14 +204,16 @@ static void test_property(void)
 			text[j] = alpha[tap_below(&rng, asz)];
 		/* plant some literals, in random case */
 		for (int p = 0; p < 3 && len; p++) {
-			size_t k = tap_below(&rng, n), at = tap_below(&rng, len);
+			size_t k = tap_below(&rng, n),
+			       at = tap_below(&rng, len);
 
 			for (size_t j = 0; j < lens[k] && at + j < len; j++) {
 				char c = lits[k][j];
 
 				if (tap_below(&rng, 2) && c >= 'a' && c <= 'z')
 					c = (char)(c - 32);
-				else if (tap_below(&rng, 2) && c >= 'A' && c <= 'Z')
+				else if (tap_below(&rng, 2) && c >= 'A' &&
+				         c <= 'Z')
 					c = (char)(c + 32);
 				text[at + j] = c;
 			}
@@ -228,7 +231,8 @@ static void test_property(void)
 		total_hits += want.count;
 		if (!pf || strcmp(cg, cw)) {
 			if (bad++ < 3)
-				is_str(cg, cw, "round %d: %zu literals, %zu bytes",
+				is_str(cg, cw,
+				       "round %d: %zu literals, %zu bytes",
 				       round, n, len);
 		}
 		free(cg);

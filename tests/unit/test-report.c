@@ -20,7 +20,7 @@ static void quiet(enum ga_log_level level, const char *msg, void *ctx)
 }
 
 static void feed_verdict(const char *log, int code, struct ga_verdict *v,
-			 struct ga_buf *state)
+                         struct ga_buf *state)
 {
 	struct ga_classifier *c = ga_classifier_create(rs);
 	struct ga_status st;
@@ -39,8 +39,9 @@ static void test_json_parser(void)
 	struct ga_json *v;
 	int64_t n;
 
-	const char *doc = "{\"a\": [1, -2.5e3, true, null, \"x\\u00e9\\ud83d\\ude00\"],"
-			  " \"b\": {\"c\": 42}}";
+	const char *doc =
+	        "{\"a\": [1, -2.5e3, true, null, \"x\\u00e9\\ud83d\\ude00\"],"
+	        " \"b\": {\"c\": 42}}";
 
 	v = ga_json_parse(doc, strlen(doc), &err);
 	ok(v != NULL, "parse a document (%s)", err ? err : "ok");
@@ -50,7 +51,8 @@ static void test_json_parser(void)
 		ok(a && a->type == GA_JSON_ARRAY && a->n == 5, "array of 5");
 		ok(a && a->items[1].number == -2500.0 && !a->items[1].is_int,
 		   "a float");
-		is_str(a ? a->items[4].string : NULL, "x\xc3\xa9\xf0\x9f\x98\x80",
+		is_str(a ? a->items[4].string : NULL,
+		       "x\xc3\xa9\xf0\x9f\x98\x80",
 		       "escapes and a surrogate pair decode to UTF-8");
 		ok(ga_json_get_int(ga_json_get(v, "b"), "c", &n) && n == 42,
 		   "nested integer");
@@ -59,8 +61,10 @@ static void test_json_parser(void)
 	ga_json_free(v);
 
 	static const char *bad[] = {
-		"", "{", "[1,]", "{\"a\" 1}", "\"\\u0000\"", "\"\\ud800\"",
-		"\"a\x01\"", "\"\xff\"", "1 2", "tru", "{\"a\":1}}", "[01x]",
+	        "",          "{",           "[1,]",
+	        "{\"a\" 1}", "\"\\u0000\"", "\"\\ud800\"",
+	        "\"a\x01\"", "\"\xff\"",    "1 2",
+	        "tru",       "{\"a\":1}}",  "[01x]",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err = NULL;
@@ -84,8 +88,8 @@ static void test_json_parser(void)
 static void test_state_transport(void)
 {
 	const char *log = "epoch 1 loss 0.3\n"
-			  "[rank0]: RuntimeError: CUDA out of memory. Tried "
-			  "to allocate 2.00 GiB\n";
+	                  "[rank0]: RuntimeError: CUDA out of memory. Tried "
+	                  "to allocate 2.00 GiB\n";
 	struct ga_buf state;
 	struct ga_verdict direct, via;
 	struct ga_classifier *c;
@@ -106,7 +110,8 @@ static void test_state_transport(void)
 	is_str(via.rule, direct.rule, "same rule");
 	is_int(via.lines, direct.lines, "same line count");
 	ok(via.n_evidence == direct.n_evidence && via.n_evidence &&
-	   via.evidence[0].line == 2, "same evidence");
+	           via.evidence[0].line == 2,
+	   "same evidence");
 	is_str(via.tail, direct.tail, "same tail");
 	ga_classifier_destroy(c);
 
@@ -116,9 +121,9 @@ static void test_state_transport(void)
 	       -EINVAL, "wrong types: -EINVAL");
 	{
 		const char *s = "{\"v\":1,\"lines\":1,\"bytes\":1,"
-				"\"long_lines\":0,\"tail\":\"\",\"rules\":"
-				"[{\"id\":\"no.such.rule\",\"count\":5,"
-				"\"hits\":[]}]}";
+		                "\"long_lines\":0,\"tail\":\"\",\"rules\":"
+		                "[{\"id\":\"no.such.rule\",\"count\":5,"
+		                "\"hits\":[]}]}";
 
 		is_int(ga_classifier_read_state(c, s, strlen(s), &err), 0,
 		       "unknown rule ids are ignored");
@@ -152,12 +157,12 @@ static void test_report(void)
 	t->task_id = 0;
 	t->end_time = 2000;
 	feed_verdict("[rank0]: Watchdog caught collective operation timeout\n",
-		     1, &t->verdict, NULL);
+	             1, &t->verdict, NULL);
 	t = ga_report_add_task(&r);
 	t->task_id = 1;
 	t->end_time = 1000;
 	feed_verdict("torch.OutOfMemoryError: CUDA out of memory.\n", 1,
-		     &t->verdict, NULL);
+	             &t->verdict, NULL);
 	t = ga_report_add_task(&r);
 	t->task_id = 2;
 	t->end_time = 900;
@@ -180,15 +185,19 @@ static void test_report(void)
 	/* Untrusted input: the schema number and types are checked. */
 	ga_report_finish(&back);
 	ga_report_init(&back);
-	is_int(parse("{\"schema\":2,\"job_id\":\"1\",\"tasks\":[]}", &back, &err), -EINVAL,
-	       "unknown schema: -EINVAL");
+	is_int(parse("{\"schema\":2,\"job_id\":\"1\",\"tasks\":[]}", &back,
+	             &err),
+	       -EINVAL, "unknown schema: -EINVAL");
 	ga_report_finish(&back);
 	ga_report_init(&back);
 	is_int(parse("{\"schema\":1,\"job_id\":\"1\",\"tasks\":"
-				    "[{\"task_id\":-1,\"verdict\":{}}]}", &back, &err), -EINVAL, "negative task id");
+	             "[{\"task_id\":-1,\"verdict\":{}}]}",
+	             &back, &err),
+	       -EINVAL, "negative task id");
 	ga_report_finish(&back);
 	ga_report_init(&back);
-	is_int(parse("{\"schema\":1,\"tasks\":[]}", &back, &err), -EINVAL, "a job id is required");
+	is_int(parse("{\"schema\":1,\"tasks\":[]}", &back, &err), -EINVAL,
+	       "a job id is required");
 	ga_report_finish(&back);
 
 	ga_buf_finish(&j);

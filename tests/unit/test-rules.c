@@ -22,19 +22,19 @@ static void quiet(enum ga_log_level level, const char *msg, void *ctx)
 struct loaded {
 	struct ga_ruleset *rs;
 	struct ga_diag diag;
-	char all[8192];         /* every message, '\n'-separated */
+	char all[8192]; /* every message, '\n'-separated */
 };
 
 static void load_text(struct loaded *l, const char *text, bool builtin)
 {
-	struct ga_rules_source src = { "t.rules", text };
+	struct ga_rules_source src = {"t.rules", text};
 
 	ga_diag_init(&l->diag, "rules");
 	l->rs = ga_rules_load_sources(&src, 1, builtin, &l->diag);
 	l->all[0] = '\0';
 	for (size_t i = 0; i < l->diag.n; i++) {
 		strncat(l->all, l->diag.msgs[i],
-			sizeof(l->all) - strlen(l->all) - 2);
+		        sizeof(l->all) - strlen(l->all) - 2);
 		strcat(l->all, "\n");
 	}
 }
@@ -54,7 +54,7 @@ static void print_msgs(const struct loaded *l)
 /* TEXT must fail to load with exactly ERRORS errors, one of which is
  * WANT (a prefix of the message, location included). */
 static void expect_error(const char *name, const char *text, size_t errors,
-			 const char *want)
+                         const char *want)
 {
 	struct loaded l;
 
@@ -68,7 +68,7 @@ static void expect_error(const char *name, const char *text, size_t errors,
 }
 
 static const struct ga_rule *find_rule(const struct ga_ruleset *rs,
-				       const char *id, size_t *at)
+                                       const char *id, size_t *at)
 {
 	for (size_t i = 0; i < ga_ruleset_size(rs); i++) {
 		if (!strcmp(ga_rule_id(ga_ruleset_rule(rs, i)), id)) {
@@ -86,113 +86,128 @@ static void test_errors(void)
 	struct ga_buf b;
 
 	expect_error("unknown key",
-		     "[rule x]\nclass = nan\nmatch = abcd\nfoo = 1\n", 1,
-		     "t.rules:4: error: rule 'x': unknown key 'foo'");
+	             "[rule x]\nclass = nan\nmatch = abcd\nfoo = 1\n", 1,
+	             "t.rules:4: error: rule 'x': unknown key 'foo'");
 	expect_error("key outside a section", "# c\nclass = nan\n", 1,
-		     "t.rules:2: error: 'class' outside a [rule ID] section");
+	             "t.rules:2: error: 'class' outside a [rule ID] section");
 	expect_error("no '=' in a key line",
-		     "[rule x]\nclass = nan\nmatch abcd\n", 1,
-		     "t.rules:3: error: expected 'key = value'");
+	             "[rule x]\nclass = nan\nmatch abcd\n", 1,
+	             "t.rules:3: error: expected 'key = value'");
 	/* Keys of a rejected section are not reported again. */
 	expect_error("bad section header",
-		     "[rule x\nclass = nan\nmatch = abcd\n", 1,
-		     "t.rules:1: error: malformed section header");
+	             "[rule x\nclass = nan\nmatch = abcd\n", 1,
+	             "t.rules:1: error: malformed section header");
 	expect_error("junk after section header", "[rule x] y\nclass = nan\n",
-		     1, "t.rules:1: error: malformed section header");
+	             1, "t.rules:1: error: malformed section header");
 	expect_error("unknown section kind", "\n[rules x]\nclass = nan\n", 1,
-		     "t.rules:2: error: unknown section '[rules]'");
+	             "t.rules:2: error: unknown section '[rules]'");
 	expect_error("bad id", "[rule a/b]\nclass = nan\n", 1,
-		     "t.rules:1: error: invalid rule id 'a/b'");
+	             "t.rules:1: error: invalid rule id 'a/b'");
 	expect_error("empty id", "[rule]\n", 1,
-		     "t.rules:1: error: invalid rule id ''");
-	expect_error("id too long",
-		     "[rule aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\n",
-		     1, "invalid rule id 'aaaa");
-	expect_error("duplicate id in one file",
-		     "[rule x]\nclass = nan\nmatch = abcd\n\n[rule x]\n"
-		     "class = nan\nmatch = efgh\n", 1,
-		     "t.rules:5: error: rule 'x' is defined twice in this file");
+	             "t.rules:1: error: invalid rule id ''");
+	expect_error(
+	        "id too long",
+	        "[rule aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\n",
+	        1, "invalid rule id 'aaaa");
+	expect_error(
+	        "duplicate id in one file",
+	        "[rule x]\nclass = nan\nmatch = abcd\n\n[rule x]\n"
+	        "class = nan\nmatch = efgh\n",
+	        1, "t.rules:5: error: rule 'x' is defined twice in this file");
 	expect_error("missing class", "[rule x]\nmatch = abcd\n", 1,
-		     "t.rules:1: error: rule 'x': missing 'class ='");
+	             "t.rules:1: error: rule 'x': missing 'class ='");
 	expect_error("unknown class", "[rule x]\nclass = oom\nmatch = abcd\n",
-		     1, "t.rules:2: error: rule 'x': unknown class 'oom'");
+	             1, "t.rules:2: error: rule 'x': unknown class 'oom'");
 	expect_error("priority word",
-		     "[rule x]\nclass = nan\npriority = high\nmatch = abcd\n", 1,
-		     "t.rules:3: error: rule 'x': priority must be an integer "
-		     "0-1000, not 'high'");
+	             "[rule x]\nclass = nan\npriority = high\nmatch = abcd\n",
+	             1,
+	             "t.rules:3: error: rule 'x': priority must be an integer "
+	             "0-1000, not 'high'");
 	expect_error("priority too big",
-		     "[rule x]\nclass = nan\npriority = 1001\nmatch = abcd\n", 1,
-		     "not '1001'");
+	             "[rule x]\nclass = nan\npriority = 1001\nmatch = abcd\n",
+	             1, "not '1001'");
 	expect_error("priority negative",
-		     "[rule x]\nclass = nan\npriority = -1\nmatch = abcd\n", 1,
-		     "not '-1'");
+	             "[rule x]\nclass = nan\npriority = -1\nmatch = abcd\n", 1,
+	             "not '-1'");
 	expect_error("priority trailing junk",
-		     "[rule x]\nclass = nan\npriority = 5x\nmatch = abcd\n", 1,
-		     "not '5x'");
+	             "[rule x]\nclass = nan\npriority = 5x\nmatch = abcd\n", 1,
+	             "not '5x'");
 	expect_error("empty pattern", "[rule x]\nclass = nan\nmatch =\n", 1,
-		     "t.rules:3: error: rule 'x': empty match pattern");
+	             "t.rules:3: error: rule 'x': empty match pattern");
 	expect_error("empty exclude",
-		     "[rule x]\nclass = nan\nmatch = abcd\nexclude =  \n", 1,
-		     "t.rules:4: error: rule 'x': empty exclude pattern");
-	expect_error("bad regex",
-		     "[rule x]\nclass = nan\n\nmatch = abcd(ef\n", 1,
-		     "t.rules:4: error: rule 'x': missing closing parenthesis "
-		     "at offset 7");
+	             "[rule x]\nclass = nan\nmatch = abcd\nexclude =  \n", 1,
+	             "t.rules:4: error: rule 'x': empty exclude pattern");
+	expect_error("bad regex", "[rule x]\nclass = nan\n\nmatch = abcd(ef\n",
+	             1,
+	             "t.rules:4: error: rule 'x': missing closing parenthesis "
+	             "at offset 7");
 	expect_error("bad exclude regex",
-		     "[rule x]\nclass = nan\nmatch = abcd\nexclude = a[b\n", 1,
-		     "t.rules:4: error: rule 'x': missing terminating ] for "
-		     "character class at offset 3");
-	expect_error("exit code too big",
-		     "[rule x]\nclass = nan\nexit = 1, 256\n", 1,
-		     "t.rules:3: error: rule 'x': exit: '256' is not 'failure', "
-		     "'success', 'any' or an exit code 0-255");
+	             "[rule x]\nclass = nan\nmatch = abcd\nexclude = a[b\n", 1,
+	             "t.rules:4: error: rule 'x': missing terminating ] for "
+	             "character class at offset 3");
+	expect_error(
+	        "exit code too big", "[rule x]\nclass = nan\nexit = 1, 256\n",
+	        1,
+	        "t.rules:3: error: rule 'x': exit: '256' is not 'failure', "
+	        "'success', 'any' or an exit code 0-255");
 	expect_error("exit word", "[rule x]\nclass = nan\nexit = fail\n", 1,
-		     "exit: 'fail' is not");
+	             "exit: 'fail' is not");
 	expect_error("exit empty list", "[rule x]\nclass = nan\nexit = ,\n", 1,
-		     "t.rules:3: error: rule 'x': empty list");
-	expect_error("bad signal", "[rule x]\nclass = nan\nsignal = SEGV FOO\n",
-		     1, "t.rules:3: error: rule 'x': signal: unknown signal 'FOO'");
+	             "t.rules:3: error: rule 'x': empty list");
+	expect_error(
+	        "bad signal", "[rule x]\nclass = nan\nsignal = SEGV FOO\n", 1,
+	        "t.rules:3: error: rule 'x': signal: unknown signal 'FOO'");
 	expect_error("signal 0", "[rule x]\nclass = nan\nsignal = 0\n", 1,
-		     "signal: unknown signal '0'");
+	             "signal: unknown signal '0'");
 	expect_error("bad state", "[rule x]\nclass = nan\nstate = RUNNING\n", 1,
-		     "t.rules:3: error: rule 'x': state: unknown scheduler "
-		     "state 'RUNNING'");
+	             "t.rules:3: error: rule 'x': state: unknown scheduler "
+	             "state 'RUNNING'");
 	expect_error("state NONE", "[rule x]\nclass = nan\nstate = NONE\n", 1,
-		     "state 'NONE'");
-	expect_error("bad oom_kill", "[rule x]\nclass = nan\noom_kill = maybe\n",
-		     1, "t.rules:3: error: rule 'x': oom_kill must be yes or no");
+	             "state 'NONE'");
+	expect_error("bad oom_kill",
+	             "[rule x]\nclass = nan\noom_kill = maybe\n", 1,
+	             "t.rules:3: error: rule 'x': oom_kill must be yes or no");
 	expect_error("bad caseless",
-		     "[rule x]\nclass = nan\nmatch = abcd\ncaseless = sure\n", 1,
-		     "t.rules:4: error: rule 'x': caseless must be yes or no");
-	expect_error("short literal",
-		     "[rule x]\nclass = nan\nmatch = abcd\nliteral = abc\n", 1,
-		     "t.rules:4: error: rule 'x': literal 'abc' is shorter than "
-		     "4 bytes");
+	             "[rule x]\nclass = nan\nmatch = abcd\ncaseless = sure\n",
+	             1,
+	             "t.rules:4: error: rule 'x': caseless must be yes or no");
+	expect_error(
+	        "short literal",
+	        "[rule x]\nclass = nan\nmatch = abcd\nliteral = abc\n", 1,
+	        "t.rules:4: error: rule 'x': literal 'abc' is shorter than "
+	        "4 bytes");
 	expect_error("short quoted literal",
-		     "[rule x]\nclass = nan\nmatch = abcd\nliteral = \" na\"\n", 1,
-		     "literal ' na' is shorter than 4 bytes");
-	expect_error("neither match nor condition",
-		     "[rule x]\nclass = nan\nexit = failure\nhint = h\n", 1,
-		     "t.rules:1: error: rule 'x': needs at least one 'match ='");
+	             "[rule x]\nclass = nan\nmatch = abcd\nliteral = \" na\"\n",
+	             1, "literal ' na' is shorter than 4 bytes");
+	expect_error(
+	        "neither match nor condition",
+	        "[rule x]\nclass = nan\nexit = failure\nhint = h\n", 1,
+	        "t.rules:1: error: rule 'x': needs at least one 'match ='");
 	expect_error("exclude without match",
-		     "[rule x]\nclass = nan\nsignal = SEGV\nexclude = abcd\n", 1,
-		     "t.rules:1: error: rule 'x': 'exclude', 'literal', "
-		     "'fallback' and 'fatal' need a 'match ='");
-	expect_error("literal without match",
-		     "[rule x]\nclass = nan\nsignal = SEGV\nliteral = abcd\n", 1,
-		     "'exclude', 'literal', 'fallback' and 'fatal' need a 'match ='");
+	             "[rule x]\nclass = nan\nsignal = SEGV\nexclude = abcd\n",
+	             1,
+	             "t.rules:1: error: rule 'x': 'exclude', 'literal', "
+	             "'fallback' and 'fatal' need a 'match ='");
+	expect_error(
+	        "literal without match",
+	        "[rule x]\nclass = nan\nsignal = SEGV\nliteral = abcd\n", 1,
+	        "'exclude', 'literal', 'fallback' and 'fatal' need a 'match ='");
 	expect_error("fatal without match",
-		     "[rule x]\nclass = nan\nsignal = SEGV\nfatal = yes\n", 1,
-		     "'fallback' and 'fatal' need a 'match ='");
+	             "[rule x]\nclass = nan\nsignal = SEGV\nfatal = yes\n", 1,
+	             "'fallback' and 'fatal' need a 'match ='");
 	expect_error("bad fallback",
-		     "[rule x]\nclass = nan\nmatch = abcd\nfallback = often\n", 1,
-		     "t.rules:4: error: rule 'x': fallback must be yes or no");
-	expect_error("disable unknown id", "[disable nope]\n", 1,
-		     "t.rules:1: error: disable: no rule 'nope' in the built-in "
-		     "rules or earlier files");
-	expect_error("key after disable", "[rule x]\nclass = nan\nmatch = abcd\n"
-		     "[disable x]\nclass = nan\n", 1,
-		     "t.rules:5: error: 'class' outside a [rule ID] section");
+	             "[rule x]\nclass = nan\nmatch = abcd\nfallback = often\n",
+	             1,
+	             "t.rules:4: error: rule 'x': fallback must be yes or no");
+	expect_error(
+	        "disable unknown id", "[disable nope]\n", 1,
+	        "t.rules:1: error: disable: no rule 'nope' in the built-in "
+	        "rules or earlier files");
+	expect_error("key after disable",
+	             "[rule x]\nclass = nan\nmatch = abcd\n"
+	             "[disable x]\nclass = nan\n",
+	             1,
+	             "t.rules:5: error: 'class' outside a [rule ID] section");
 
 	/* A line longer than 8192 bytes. */
 	ga_buf_init(&b);
@@ -202,7 +217,7 @@ static void test_errors(void)
 	ga_buf_puts(&b, "\nmatch = abcd\n");
 	big = ga_buf_steal(&b);
 	expect_error("overlong line", big, 1,
-		     "t.rules:3: error: line longer than 8192 bytes");
+	             "t.rules:3: error: line longer than 8192 bytes");
 	free(big);
 
 	/* 65 match lines: the 65th is refused. */
@@ -211,20 +226,22 @@ static void test_errors(void)
 	for (int i = 0; i < 65; i++)
 		ga_buf_printf(&b, "match = pattern%d\n", i);
 	big = ga_buf_steal(&b);
-	expect_error("too many patterns", big, 1,
-		     "t.rules:67: error: rule 'x': too many patterns (at most 64)");
+	expect_error(
+	        "too many patterns", big, 1,
+	        "t.rules:67: error: rule 'x': too many patterns (at most 64)");
 	free(big);
 
 	/* Several errors in one file are all reported, each once. */
 	expect_error("several errors",
-		     "[rule a]\nclass = nan\npriority = x\nmatch = abcd\n"
-		     "[rule b]\nclass = x\nmatch = abcd\n", 2,
-		     "t.rules:6: error: rule 'b': unknown class 'x'");
+	             "[rule a]\nclass = nan\npriority = x\nmatch = abcd\n"
+	             "[rule b]\nclass = x\nmatch = abcd\n",
+	             2, "t.rules:6: error: rule 'b': unknown class 'x'");
 	expect_error("several regex errors",
-		     "[rule a]\nclass = nan\nmatch = (\n[rule b]\nclass = nan\n"
-		     "match = abcd\nexclude = x{2,1}\n", 2,
-		     "t.rules:3: error: rule 'a': missing closing parenthesis "
-		     "at offset 1");
+	             "[rule a]\nclass = nan\nmatch = (\n[rule b]\nclass = nan\n"
+	             "match = abcd\nexclude = x{2,1}\n",
+	             2,
+	             "t.rules:3: error: rule 'a': missing closing parenthesis "
+	             "at offset 1");
 }
 
 static void test_accepts(void)
@@ -233,18 +250,20 @@ static void test_accepts(void)
 	const struct ga_rule *r;
 	struct ga_buf b;
 
-	load_text(&l, "# comment\n; also a comment\n\n"
-		      "  [rule ok.rule-1:x]  \r\n"
-		      "class = cuda_oom\r\n"
-		      "priority = 77\n"
-		      "match = out of memory\n"
-		      "exclude = retry\n"
-		      "literal = \" nan \"\n"
-		      "exit = 1, 2 3\n"
-		      "caseless = yes\n"
-		      "hint = do this\n"
-		      "[rule status]\nclass = segfault\nsignal = SEGV, 7, sigbus\n"
-		      "state = timeout\noom_kill = no\n", false);
+	load_text(&l,
+	          "# comment\n; also a comment\n\n"
+	          "  [rule ok.rule-1:x]  \r\n"
+	          "class = cuda_oom\r\n"
+	          "priority = 77\n"
+	          "match = out of memory\n"
+	          "exclude = retry\n"
+	          "literal = \" nan \"\n"
+	          "exit = 1, 2 3\n"
+	          "caseless = yes\n"
+	          "hint = do this\n"
+	          "[rule status]\nclass = segfault\nsignal = SEGV, 7, sigbus\n"
+	          "state = timeout\noom_kill = no\n",
+	          false);
 	ok(l.rs != NULL, "a valid file loads");
 	is_int(l.diag.errors, 0, "no errors");
 	is_int(l.diag.warnings, 0, "no warnings");
@@ -278,23 +297,23 @@ static void test_accepts(void)
 		ga_buf_init(&b);
 		ga_rule_format(r, &b);
 		ok(has_str(b.data, "signal = SIGBUS, SIGSEGV\n") ||
-		   has_str(b.data, "signal = BUS, SEGV\n"),
+		           has_str(b.data, "signal = BUS, SEGV\n"),
 		   "format: signals in number order");
 		ok(has_str(b.data, "state = TIMEOUT\n"), "format: state");
 		ok(has_str(b.data, "oom_kill = no\n"), "format: oom_kill");
 		ga_buf_finish(&b);
 	}
-	is_int(ga_ruleset_unfiltered(l.rs, &(const uint32_t *){ NULL }), 0,
+	is_int(ga_ruleset_unfiltered(l.rs, &(const uint32_t *){NULL}), 0,
 	       "the pattern rule has its literal");
 	unload(&l);
 
 	/* Priority default: the class's. */
 	load_text(&l, "[rule x]\nclass = nccl\nmatch = abcd\n", false);
 	ok(l.rs && ga_rule_priority(ga_ruleset_rule(l.rs, 0)) ==
-		   ga_class_default_priority(GA_CLASS_NCCL),
+	                   ga_class_default_priority(GA_CLASS_NCCL),
 	   "priority defaults to the class's");
 	ok(l.rs && !strcmp(ga_rule_hint(ga_ruleset_rule(l.rs, 0)),
-			   ga_class_default_hint(GA_CLASS_NCCL)),
+	                   ga_class_default_hint(GA_CLASS_NCCL)),
 	   "hint defaults to the class's");
 	unload(&l);
 
@@ -303,7 +322,8 @@ static void test_accepts(void)
 	ok(l.rs != NULL, "literal-less rule loads");
 	is_int(l.diag.warnings, 1, "... with a warning");
 	ok(has_str(l.all, "t.rules:1: warning: rule 'x': no literal of 4+ "
-			  "bytes found"), "... that says so");
+	                  "bytes found"),
+	   "... that says so");
 	{
 		const uint32_t *u;
 
@@ -317,11 +337,12 @@ static void test_order(void)
 {
 	struct loaded l;
 
-	load_text(&l, "[rule low]\nclass = code_error\nmatch = abcd\n"
-		      "[rule high]\nclass = nan\npriority = 90\nmatch = abcd\n"
-		      "[rule tie1]\nclass = io_error\npriority = 50\nmatch = abcd\n"
-		      "[rule tie2]\nclass = nan\npriority = 50\nmatch = abcd\n",
-		  false);
+	load_text(&l,
+	          "[rule low]\nclass = code_error\nmatch = abcd\n"
+	          "[rule high]\nclass = nan\npriority = 90\nmatch = abcd\n"
+	          "[rule tie1]\nclass = io_error\npriority = 50\nmatch = abcd\n"
+	          "[rule tie2]\nclass = nan\npriority = 50\nmatch = abcd\n",
+	          false);
 	ok(l.rs != NULL, "order: loads");
 	if (l.rs) {
 		is_str(ga_rule_id(ga_ruleset_rule(l.rs, 0)), "high", "order 0");
@@ -337,13 +358,13 @@ static void test_layering(void)
 {
 	struct ga_ruleset *base = ga_rules_load(NULL, NULL, NULL);
 	struct ga_rules_source src[2] = {
-		{ "50-site.rules",
-		  "[rule cuda.oom.torch]\nclass = nan\npriority = 80\n"
-		  "match = zzzz\n"
-		  "[disable gpu.ecc]\n"
-		  "[rule site.new]\nclass = io_error\nmatch = lustre is sad\n" },
-		{ "60-site.rules",
-		  "[rule site.new]\nclass = disk_full\nmatch = lustre is full\n" },
+	        {"50-site.rules",
+	         "[rule cuda.oom.torch]\nclass = nan\npriority = 80\n"
+	         "match = zzzz\n"
+	         "[disable gpu.ecc]\n"
+	         "[rule site.new]\nclass = io_error\nmatch = lustre is sad\n"},
+	        {"60-site.rules",
+	         "[rule site.new]\nclass = disk_full\nmatch = lustre is full\n"},
 	};
 	struct ga_diag d;
 	struct ga_ruleset *rs;
@@ -381,9 +402,10 @@ static void test_layering(void)
 	 * is not (tested above).  A rule may be disabled and then defined
 	 * again. */
 	{
-		struct ga_rules_source s2 = { "x.rules",
-			"[disable gpu.ecc]\n[rule gpu.ecc]\nclass = gpu_hw\n"
-			"match = ecc is sad\n" };
+		struct ga_rules_source s2 = {
+		        "x.rules",
+		        "[disable gpu.ecc]\n[rule gpu.ecc]\nclass = gpu_hw\n"
+		        "match = ecc is sad\n"};
 
 		ga_diag_init(&d, "rules");
 		rs = ga_rules_load_sources(&s2, 1, true, &d);
@@ -415,7 +437,8 @@ static void test_dir(void)
 	struct ga_ruleset *rs, *base;
 	bool fell_back = true;
 	size_t n_base;
-	static const char nul_file[] = "[rule n]\nclass = nan\0\nmatch = abcd\n";
+	static const char nul_file[] =
+	        "[rule n]\nclass = nan\0\nmatch = abcd\n";
 
 	base = ga_rules_load(NULL, NULL, NULL);
 	if (!base || !mkdtemp(dir)) {
@@ -460,7 +483,7 @@ static void test_dir(void)
 	ok(rs && !find_rule(rs, "site.good", NULL),
 	   "... without the good file's rule either");
 	ok(d.n && has_str(d.msgs[0], "/20-bad.rules:2: error: rule 'site.bad': "
-				     "unknown class 'nope'"),
+	                             "unknown class 'nope'"),
 	   "... the error names the file and line");
 	ga_ruleset_destroy(rs);
 	ga_diag_finish(&d);
@@ -478,7 +501,8 @@ static void test_dir(void)
 	ga_diag_init(&d, "rules");
 	rs = ga_rules_check_dir(dir, &d);
 	ok(rs == NULL, "NUL byte: rejected");
-	ok(d.n && has_str(d.msgs[0], "30-nul.rules: error: contains a NUL byte"),
+	ok(d.n && has_str(d.msgs[0],
+	                  "30-nul.rules: error: contains a NUL byte"),
 	   "... with a message");
 	ga_ruleset_destroy(rs);
 	ga_diag_finish(&d);
@@ -523,8 +547,8 @@ static void expect_literals(const char *pattern, const char *const *want)
 		free(got[i]);
 }
 
-#define L(...) ((const char *const[]){ __VA_ARGS__, NULL })
-#define NONE ((const char *const[]){ NULL })
+#define L(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define NONE ((const char *const[]){NULL})
 
 static void test_literals(void)
 {
@@ -580,8 +604,8 @@ static void test_literals(void)
 	expect_literals("\\p{Lu}abcd", L("abcd"));
 	expect_literals("\\pLabcde", L("abcde"));
 	expect_literals("(?i)abcd", L("abcd"));
-	expect_literals("(?i)out of memory|(?-i)OOM when", L("out of memory",
-							      "OOM when"));
+	expect_literals("(?i)out of memory|(?-i)OOM when",
+	                L("out of memory", "OOM when"));
 	/* Extended mode changes what blanks mean: no literal. */
 	expect_literals("(?x)out of memory", NONE);
 	expect_literals("(?ix)out of memory", NONE);
