@@ -1,0 +1,136 @@
+#!/bin/bash
+# tests/slurm/test-mail-e2e.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
+#
+# End to end on a real Slurm with a real SMTP server: a job that asked
+# --gpualert=email and failed produces exactly one email with the right
+# verdict; while the SMTP server is down the job's exit code, state and
+# output are those of the same job run without the plugin, and the mail
+# arrives once the server is back.  Prints TAP.
+set -u
+SO=$(realpath "$1"); BIN=$(realpath "$2"); BASE=${3:-18960}
+HERE=$(cd "$(dirname "$0")" && pwd)
+LABSH=$HERE/lab.sh
+SINK=$HERE/../demo/mailsink.py
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 77; }
+command -v slurmctld >/dev/null || { echo "1..0 # SKIP slurm not installed"; exit 77; }
+/usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null ||
+	{ echo "1..0 # SKIP python3-aiosmtpd not installed"; exit 77; }
+
+ROOT=$(mktemp -d /tmp/ga-mail.XXXXXX)
+chmod 755 "$ROOT"
+L=$ROOT/lab
+SMTP_PORT=$((BASE + 50))
+MAIL=$ROOT/mail
+sink=
+cleanup() {
+	[ -z "$sink" ] || kill "$sink" 2>/dev/null
+	GPUALERT_LAB=$L "$LABSH" stop >/dev/null 2>&1
+	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
+}
+trap cleanup EXIT
+n=0; fails=0
+ok()   { n=$((n+1)); echo "ok $n - $*"; }
+nok()  { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+
+export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE
+"$LABSH" start >"$ROOT/start.log" 2>&1 ||
+	{ sed 's/^/# /' "$ROOT/start.log"; echo "1..0 # lab did not start"; exit 1; }
+eval "$("$LABSH" env)"
+spool=$L/gaspool
+install -d -m 0755 "$spool"
+install -m 0755 "$SO" "$L/gpualert.so"
+cat >"$L/gpualert.conf" <<CONF
+[general]
+default_mode = log
+spool_dir = $spool
+[recipients]
+owner_domain = localhost
+[mail]
+smtp_url = smtp://127.0.0.1:$SMTP_PORT
+from = gpualert@localhost
+connect_timeout = 2
+timeout = 10
+retry_base = 1
+CONF
+plugin_on()  { echo "optional $L/gpualert.so config=$L/gpualert.conf" >"$L/etc/plugstack.conf.d/gpualert.conf"; }
+plugin_off() { rm -f "$L/etc/plugstack.conf.d/gpualert.conf"; }
+
+# A batch job with a successful srun step, then a failure in the batch
+# step: two reports, one email.
+cat >"$GPUALERT_LAB_JOBS/train.sh" <<'JOB'
+#!/bin/bash
+#SBATCH --job-name=train-e2e
+srun /usr/bin/python3 -c 'print("step 0: data staged", flush=True)'
+/usr/bin/python3 -c '
+import sys
+for i in range(3):
+    print(f"epoch 0 step {i} loss {1.5 - i * 0.1:.2f}", flush=True)
+labels = {"cat": 0}
+print(labels["horse"])
+'
+JOB
+chown "$GPUALERT_LAB_USER" "$GPUALERT_LAB_JOBS/train.sh"
+
+submit() {      # $1 = output name, rest = sbatch options
+	local out=$1
+	shift
+	runuser -u "$GPUALERT_LAB_USER" -- env SLURM_CONF="$SLURM_CONF" \
+		sbatch --parsable -D "$GPUALERT_LAB_JOBS" -o "$GPUALERT_LAB_JOBS/$out.out" \
+		"$@" "$GPUALERT_LAB_JOBS/train.sh"
+}
+wait_job() {
+	for _ in $(seq 1 240); do
+		squeue -h -j "$1" 2>/dev/null | grep -q . || return 0
+		sleep 0.5
+	done
+	return 1
+}
+state_of() { scontrol show job "$1" | grep -o 'JobState=[A-Z_]* \|ExitCode=[0-9:]*' | tr -d '\n'; }
+
+# 1. Plugin on, SMTP server down.
+plugin_on
+on=$(submit on --gpualert=email)
+check "job with --gpualert=email finished" wait_job "$on"
+# 2. The same job without the plugin.
+plugin_off
+off=$(submit off)
+check "the same job without the plugin finished" wait_job "$off"
+plugin_on
+check "same state and exit code as without the plugin ($(state_of "$on"))" \
+	[ "$(state_of "$on")" = "$(state_of "$off")" ]
+check "job state is FAILED 1:0" [ "$(state_of "$on")" = "JobState=FAILED ExitCode=1:0" ]
+check "byte-identical output with and without the plugin" \
+	cmp -s "$GPUALERT_LAB_JOBS/on.out" "$GPUALERT_LAB_JOBS/off.out"
+for _ in $(seq 1 20); do
+	[ "$(ls "$spool/new" 2>/dev/null | grep -c "^$on\.")" -ge 2 ] && break
+	sleep 0.25
+done
+check "two reports spooled (srun step and batch step)" \
+	[ "$(ls "$spool/new" | grep -c "^$on\.")" = 2 ]
+
+"$BIN" send --once --now --config "$L/gpualert.conf" >"$ROOT/send1.log" 2>&1
+check "server down: send exits 0" [ $? = 0 ]
+check "server down: the message is kept for retry" grep -q "1 kept for retry" "$ROOT/send1.log"
+check "server down: nothing dead-lettered" [ -z "$(ls "$spool/dead")" ]
+
+# 3. The server comes back: exactly one email, with the right verdict.
+/usr/bin/python3 "$SINK" "$SMTP_PORT" "$MAIL" >"$ROOT/sink.log" 2>&1 &
+sink=$!
+for _ in $(seq 1 40); do grep -q listening "$ROOT/sink.log" && break; sleep 0.25; done
+sleep 1.1       # past retry_base
+"$BIN" send --once --now --config "$L/gpualert.conf" >"$ROOT/send2.log" 2>&1
+check "server up: delivered" grep -q "1 delivered" "$ROOT/send2.log"
+"$BIN" send --once --now --config "$L/gpualert.conf" >"$ROOT/send3.log" 2>&1
+sleep 0.5
+check "exactly one email" [ "$(ls "$MAIL" | grep -c '\.eml$')" = 1 ]
+eml=$MAIL/001.eml
+check "addressed to the job owner" grep -q "^To: $GPUALERT_LAB_USER@localhost" "$eml"
+check "subject names the job and the verdict" \
+	grep -q "^Subject: \[gpualert\] job $on (train-e2e) FAILED: code_error" "$eml"
+check "the evidence line is in the body" grep -q "KeyError: 'horse'" "$eml"
+check "both steps in one message" grep -q "2 reports" "$ROOT/send2.log"
+check "spool empty afterwards" [ -z "$(find "$spool/new" "$spool/out" -mindepth 1)" ]
+[ "$fails" = 0 ] || { echo "# send logs:"; sed 's/^/#   /' "$ROOT"/send*.log; }
+echo "1..$n"
+[ "$fails" = 0 ]
