@@ -82,6 +82,7 @@ int cmd_run(int argc, char **argv)
 	const char *user, *why = NULL, *name;
 	struct sigaction sa, old_int, old_quit, old_term, old_hup;
 	time_t start;
+	bool job_from_env;
 	pid_t child;
 	int c, ws = 0, rc;
 
@@ -133,7 +134,8 @@ int cmd_run(int argc, char **argv)
 
 	gethostname(host, sizeof(host) - 1);
 	start = time(NULL);
-	if (getenv("GPUALERT_JOB_ID") && *getenv("GPUALERT_JOB_ID"))
+	job_from_env = getenv("GPUALERT_JOB_ID") && *getenv("GPUALERT_JOB_ID");
+	if (job_from_env)
 		snprintf(job, sizeof(job), "%s", getenv("GPUALERT_JOB_ID"));
 	else
 		snprintf(job, sizeof(job), "run-%s-%d-%lld", host, (int)getpid(),
@@ -180,6 +182,9 @@ int cmd_run(int argc, char **argv)
 		{
 			struct ga_capture_opts o = {
 				.task_id = 0, .log_fd = log_fd,
+				/* A job id of our own making is unique. */
+				.log_private = !log_arg && !job_from_env &&
+					ga_capture_pattern_has(cfg.log_pattern, "j"),
 				.sock_fd = ga_collector_task_fd(coll),
 				.rules_dir = cfg.rules_dir, .classify = true,
 				.tail_lines = cfg.tail_lines,

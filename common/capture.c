@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -33,24 +34,71 @@
 /* A background writer that keeps the pipe full must not keep a draining
  * helper busy forever. */
 #define DRAIN_MAX (64u * 1024 * 1024)
-/* Merged mode classifies on a second thread, from a ring the copy loop
- * reads the pipe into (no extra copy): on a multi-core node the task's
- * output rate is then bounded by the copy (pipe -> output + log), not by
- * the classifier.  When the classifier is a whole ring behind, the copy
- * loop does not wait: those bytes go unclassified (flagged). */
+/* Merged mode classifies on a second thread, so that on a multi-core node
+ * the task's output rate is bounded by the copy, not by the classifier.
+ * The thread reads one of two sources:
+ *
+ *  - the durable log itself, read back with pread(2) from the page cache
+ *    (the zero-copy path below): the copy loop only publishes how far the
+ *    log has been written, so it never waits for the classifier and keeps
+ *    no buffer of its own;
+ *  - otherwise a ring the copy loop reads the pipe into (no extra copy).
+ *    When the classifier is a whole ring behind, the copy loop does not
+ *    wait: those bytes go unclassified (flagged).
+ *
+ * Either way the classifier is at most LAG_MAX behind, so what is left to
+ * classify at the end (where failures show) is bounded in time; a reader
+ * further behind skips ahead (flagged) rather than delay the report. */
 #define RING_SIZE (16u * 1024 * 1024)
 #define RING_MIN_READ (64u * 1024)
+#define LAG_MAX (32u * 1024 * 1024)
+#define READBACK (256u * 1024)
 
 struct ring {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	char *mem;
+	char *mem;              /* the ring, or the read-back buffer */
+	int fd;                 /* read-back source (the log), or -1 */
+	uint64_t base;          /* file offset of byte 0 of the stream */
 	uint64_t head;          /* written by the copy loop */
 	uint64_t tail;          /* consumed by the classifier thread */
 	bool done;
+	bool skipped;           /* read-back: some bytes were not classified */
 	struct ga_classifier *cls;
 	pthread_t thread;
 };
+
+/* Read-back: classify [tail, head) of the log.  Called and returns with
+ * the mutex held. */
+static void readback_step(struct ring *r)
+{
+	uint64_t off, len;
+	ssize_t n;
+
+	if (r->head - r->tail > LAG_MAX) {
+		r->tail = r->head - LAG_MAX;
+		r->skipped = true;
+	}
+	off = r->tail;
+	len = r->head - r->tail;
+	if (len > READBACK)
+		len = READBACK;
+	pthread_mutex_unlock(&r->mu);
+	do
+		n = pread(r->fd, r->mem, (size_t)len, (off_t)(r->base + off));
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		ga_classifier_feed(r->cls, r->mem, (size_t)n);
+	pthread_mutex_lock(&r->mu);
+	if (n > 0) {
+		r->tail += (uint64_t)n;
+	} else {
+		/* The user truncated the log, or it became unreadable: what
+		 * was published cannot be read back. */
+		r->tail = r->head;
+		r->skipped = true;
+	}
+}
 
 static void *ring_main(void *arg)
 {
@@ -64,6 +112,10 @@ static void *ring_main(void *arg)
 			pthread_cond_wait(&r->cv, &r->mu);
 		if (r->head == r->tail)
 			break;
+		if (r->fd >= 0) {
+			readback_step(r);
+			continue;
+		}
 		off = r->tail % RING_SIZE;
 		len = r->head - r->tail;
 		if (len > RING_SIZE - off)
@@ -77,7 +129,8 @@ static void *ring_main(void *arg)
 	return NULL;
 }
 
-static struct ring *ring_start(struct ga_classifier *cls)
+/* FD < 0: a ring the copy loop fills; else classify FD from BASE on. */
+static struct ring *ring_start(struct ga_classifier *cls, int fd, uint64_t base)
 {
 	struct ring *r = calloc(1, sizeof(*r));
 	pthread_attr_t attr;
@@ -85,13 +138,16 @@ static struct ring *ring_start(struct ga_classifier *cls)
 
 	if (!r)
 		return NULL;
-	r->mem = malloc(RING_SIZE);
+	r->mem = malloc(fd >= 0 ? READBACK : RING_SIZE);
 	r->cls = cls;
+	r->fd = fd;
+	r->base = base;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 1024 * 1024);
-	/* The classifier thread must not take the drain signal. */
+	/* The classifier thread must not take the drain signal: it inherits
+	 * the helper's mask, which blocks SIGUSR1 outside ppoll. */
 	rc = r->mem ? pthread_create(&r->thread, &attr, ring_main, r) : -1;
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
@@ -102,13 +158,45 @@ static struct ring *ring_start(struct ga_classifier *cls)
 	return r;
 }
 
-static void ring_stop(struct ring *r)
+static void ring_publish(struct ring *r, uint64_t n)
 {
+	pthread_mutex_lock(&r->mu);
+	r->head += n;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Wait until the thread has seen everything published, then free R.
+ * Returns whether bytes were skipped on read-back. */
+static bool ring_stop(struct ring *r)
+{
+	bool skipped;
+
 	pthread_mutex_lock(&r->mu);
 	r->done = true;
 	pthread_cond_signal(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 	pthread_join(r->thread, NULL);
+	skipped = r->skipped;
+	free(r->mem);
+	free(r);
+	return skipped;
+}
+
+bool ga_capture_pattern_has(const char *pattern, const char *convs)
+{
+	for (; convs && *convs; convs++) {
+		bool found = false;
+
+		for (const char *p = pattern; p && *p && !found; p++)
+			if (*p == '%' && p[1]) {
+				found = p[1] == *convs;
+				p++;    /* "%%" is a literal '%' */
+			}
+		if (!found)
+			return false;
+	}
+	return pattern != NULL;
 }
 
 const char *ga_capture_mode_name(enum ga_capture_mode m)
@@ -177,6 +265,7 @@ struct stream {
 	int out;                /* the original destination */
 	bool eof;
 	bool out_dead;
+	bool out_splice;        /* zero-copy: splice(2) to OUT works */
 	char *carry;            /* split mode: unfinished line for the log */
 	size_t carry_len;
 };
@@ -188,6 +277,11 @@ struct helper {
 	bool log_dead;
 	struct ga_classifier *cls;
 	struct ring *ring;      /* merged mode: classify on a thread */
+	bool zc;                /* merged mode: the zero-copy path */
+	int side[2];            /* zc: tee(2) target, drained into the log */
+	int log_rw;             /* zc: the log reopened read-write, no O_APPEND */
+	uint64_t log_off;       /* zc: where the next byte of the log goes */
+	uint64_t log_base;      /* zc: log offset of the stream's first byte */
 	size_t late_len;        /* the newest unclassified read, still in buf */
 	uint64_t bytes;
 	unsigned flags;
@@ -309,10 +403,7 @@ static size_t pump_stream(struct helper *h, struct stream *s, size_t limit)
 		consume(h, s, dst, (size_t)n);
 		total += (size_t)n;
 		if (in_ring) {
-			pthread_mutex_lock(&h->ring->mu);
-			h->ring->head += (uint64_t)n;
-			pthread_cond_signal(&h->ring->cv);
-			pthread_mutex_unlock(&h->ring->mu);
+			ring_publish(h->ring, (uint64_t)n);
 			h->late_len = 0;
 		} else if (h->ring) {
 			h->flags |= GA_CAPTURE_F_CLS_SKIPPED;
@@ -320,6 +411,220 @@ static size_t pump_stream(struct helper *h, struct stream *s, size_t limit)
 		}
 	}
 	return total;
+}
+
+/* ---- zero-copy path (merged mode) ----------------------------------------
+ * The task's stdout/stderr is a pipe, so the bytes need not pass through
+ * user memory: tee(2) duplicates the task pipe's buffers into a side pipe
+ * (page references, no copy), splice(2) moves the originals to where the
+ * task's output went (a pipe for srun: no copy; a file for batch: one
+ * copy, into its page cache) and the duplicates to the durable log (one
+ * copy).  The classifier thread reads the log back from the page cache.
+ *
+ * The log is opened O_APPEND, and splice(2) refuses to write to an
+ * O_APPEND file (EINVAL; still so on Linux 6.x), so the helper reopens it
+ * read-write without O_APPEND and writes at its own offsets.  That is
+ * only safe when no other process appends to the same file meanwhile:
+ * the caller says so (ga_capture_opts.log_private), and an exclusive
+ * flock(2) keeps two helpers of this code off one file.  Anything the
+ * path cannot do falls back to the read/write loop above, which keeps
+ * every guarantee: output first, the log never holding up the output. */
+
+/* The task pipe and the side pipe must be empty at the top of the loop,
+ * and each step moves exactly the N bytes tee(2) duplicated, so both pipes
+ * always hold the same bytes in the same order. */
+
+/* Move exactly N bytes (known to be in the pipe) from S->in to S->out. */
+static void zc_out(struct helper *h, struct stream *s, size_t n)
+{
+	while (n) {
+		size_t want = n < COPY_BUF ? n : COPY_BUF;
+		ssize_t k;
+
+		if (!s->out_dead && s->out_splice) {
+			k = splice(s->in, NULL, s->out, NULL, n, SPLICE_F_MOVE);
+			if (k > 0) {
+				n -= (size_t)k;
+				continue;
+			}
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0 && errno == EAGAIN) {
+				/* The task pipe is O_NONBLOCK, so a pipe-to-pipe
+				 * splice(2) does not wait for room in srun's
+				 * pipe: wait here, as write(2) would. */
+				struct pollfd pfd = { .fd = s->out, .events = POLLOUT };
+
+				(void)poll(&pfd, 1, 1000);
+				continue;
+			}
+			if (k < 0 && (errno == EINVAL || errno == ENOSYS ||
+				      errno == EOPNOTSUPP)) {
+				/* splice(2): the destination cannot take it (a
+				 * tty, an O_APPEND file, a file system without
+				 * splice_write).  Nothing moved: copy instead. */
+				s->out_splice = false;
+				continue;
+			}
+			/* EPIPE (the reader went away; SIGPIPE is ignored
+			 * here), EIO, ENOSPC: as write_all failing. */
+			s->out_dead = true;
+			h->flags |= GA_CAPTURE_F_OUT_LOST;
+			continue;
+		}
+		k = read(s->in, h->buf, want);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return;         /* cannot happen: the bytes are there */
+		if (!s->out_dead && write_all(s->out, h->buf, (size_t)k) < 0) {
+			s->out_dead = true;     /* keep the log going */
+			h->flags |= GA_CAPTURE_F_OUT_LOST;
+		}
+		n -= (size_t)k;
+	}
+}
+
+/* Move exactly N bytes from the side pipe to the log.  Returns false when
+ * the log failed (the rest of the N bytes are discarded). */
+static bool zc_log(struct helper *h, size_t n)
+{
+	bool logged = true;
+
+	while (n) {
+		ssize_t k;
+
+		if (logged) {
+			loff_t off = (loff_t)h->log_off;
+
+			k = splice(h->side[0], NULL, h->log_rw, &off, n, SPLICE_F_MOVE);
+			if (k > 0) {
+				h->log_off += (uint64_t)k;
+				if (h->ring)
+					ring_publish(h->ring, (uint64_t)k);
+				n -= (size_t)k;
+				continue;
+			}
+			if (k < 0 && errno == EINTR)
+				continue;
+			logged = false; /* ENOSPC, EDQUOT, EIO, EFBIG... */
+			continue;
+		}
+		k = read(h->side[0], h->buf, n < COPY_BUF ? n : COPY_BUF);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n -= (size_t)k;
+	}
+	return logged;
+}
+
+/* Leave the zero-copy path for the read/write loop (the log stays where
+ * it is: O_APPEND writes land at its end).  LOG_FAILED: the log is lost. */
+static void zc_leave(struct helper *h, bool log_failed)
+{
+	if (h->ring) {
+		if (ring_stop(h->ring))
+			h->flags |= GA_CAPTURE_F_CLS_SKIPPED;
+		h->ring = NULL;
+	}
+	if (log_failed) {
+		h->log_dead = true;
+		h->flags |= GA_CAPTURE_F_LOG_LOST;
+		/* Bytes discarded from the side pipe were not classified. */
+		h->flags |= GA_CAPTURE_F_CLS_SKIPPED;
+	}
+	close(h->side[0]);
+	close(h->side[1]);
+	close(h->log_rw);
+	h->side[0] = h->side[1] = h->log_rw = -1;
+	h->zc = false;
+	if (h->cls)
+		h->ring = ring_start(h->cls, -1, 0);    /* NULL: classify inline */
+}
+
+/* Like pump_stream, on the zero-copy path while it lasts. */
+static size_t zc_pump(struct helper *h, struct stream *s, size_t limit)
+{
+	size_t total = 0;
+
+	while (h->zc && !s->eof && total < limit) {
+		/* SPLICE_F_NONBLOCK: an empty task pipe returns EAGAIN (the
+		 * drain's "empty"); 0 means no writer is left (tee(2)). */
+		ssize_t n = tee(s->in, h->side[1], SIZE_MAX >> 1, SPLICE_F_NONBLOCK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return total;
+		if (n < 0) {
+			zc_leave(h, false);     /* nothing duplicated */
+			break;
+		}
+		if (n == 0) {
+			s->eof = true;
+			return total;
+		}
+		zc_out(h, s, (size_t)n);
+		h->bytes += (uint64_t)n;
+		total += (size_t)n;
+		if (!zc_log(h, (size_t)n))
+			zc_leave(h, true);
+	}
+	if (!s->eof && total < limit)
+		total += pump_stream(h, s, limit - total);
+	return total;
+}
+
+/* Set up the zero-copy path for merged mode; false leaves the helper on
+ * the read/write loop with nothing changed. */
+static bool zc_enter(struct helper *h, bool log_private)
+{
+	char proc[64];
+	struct stat a, b;
+	int sz, fl;
+
+	h->side[0] = h->side[1] = h->log_rw = -1;
+	if (!log_private || h->log_fd < 0 || h->n != 1)
+		return false;
+	/* flock(2): not advisory for a second helper of this code on the
+	 * same file (a requeued job's log), which then stays on O_APPEND. */
+	if (flock(h->log_fd, LOCK_EX | LOCK_NB) < 0)
+		return false;
+	/* Same inode, read-write (the read-back), no O_APPEND (splice). */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", h->log_fd);
+	h->log_rw = open(proc, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (h->log_rw < 0 || fstat(h->log_fd, &a) < 0 || fstat(h->log_rw, &b) < 0 ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino || !S_ISREG(b.st_mode))
+		goto no;
+	h->log_off = h->log_base = (uint64_t)b.st_size;
+	if (pipe2(h->side, O_CLOEXEC) < 0) {
+		h->side[0] = h->side[1] = -1;
+		goto no;
+	}
+	/* tee(2) duplicates whole pipe buffers (one slot per write of the
+	 * task), so the side pipe gets as many slots as the task pipe. */
+	sz = fcntl(h->s[0].in, F_GETPIPE_SZ);
+	if (sz > 0)
+		(void)fcntl(h->side[1], F_SETPIPE_SZ, sz);
+	fl = fcntl(h->s[0].out, F_GETFL);
+	/* splice(2) to an O_APPEND file fails with EINVAL: copy to it. */
+	h->s[0].out_splice = fl >= 0 && !(fl & O_APPEND);
+	if (h->cls) {
+		h->ring = ring_start(h->cls, h->log_rw, h->log_base);
+		if (!h->ring)
+			goto no;
+	}
+	h->zc = true;
+	return true;
+no:
+	for (int *fd = (int[]){ h->log_rw, h->side[0], h->side[1], -2 }; *fd != -2; fd++)
+		if (*fd >= 0)
+			close(*fd);
+	h->side[0] = h->side[1] = h->log_rw = -1;
+	(void)flock(h->log_fd, LOCK_UN);
+	return false;
 }
 
 static void limit_memory(uint64_t budget)
@@ -428,9 +733,9 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 			ga_classifier_set_tail(h.cls, o->tail_lines, 16 * 1024);
 		if (!h.cls)
 			h.flags |= GA_CAPTURE_F_NO_RULES;
-		else if (h.n == 1)
-			h.ring = ring_start(h.cls);   /* NULL: classify inline */
 	}
+	if (!zc_enter(&h, o->log_private) && h.cls && h.n == 1)
+		h.ring = ring_start(h.cls, -1, 0);     /* NULL: classify inline */
 
 	for (;;) {
 		struct pollfd pfd[2];
@@ -451,7 +756,7 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 				size_t r = 0;
 
 				for (int i = 0; i < h.n; i++)
-					r += pump_stream(&h, &h.s[i], DRAIN_MAX);
+					r += zc_pump(&h, &h.s[i], DRAIN_MAX);
 				got += r;
 				if (r == 0 || got >= DRAIN_MAX)
 					break;
@@ -467,11 +772,14 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 		if (ppoll(pfd, (nfds_t)np, NULL, &waitmask) < 0 && errno != EINTR)
 			break;
 		for (int i = 0; i < h.n; i++)
-			pump_stream(&h, &h.s[i], SIZE_MAX);
+			zc_pump(&h, &h.s[i], SIZE_MAX);
 	}
 
 	if (h.ring) {
-		ring_stop(h.ring);      /* the classifier has seen the ring */
+		/* The classifier has seen the ring, or the log up to LAG_MAX
+		 * from its end. */
+		if (ring_stop(h.ring))
+			h.flags |= GA_CAPTURE_F_CLS_SKIPPED;
 		/* If the very last read had to skip the classifier, classify
 		 * it now: the end of the output is where failures show. */
 		if (h.late_len)

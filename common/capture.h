@@ -40,6 +40,11 @@ struct ga_capture_opts {
 	uint32_t task_id;       /* global rank, carried in messages */
 	int log_fd;             /* durable log (O_APPEND), -1 for none;
 				 * borrowed: the caller closes its copy */
+	bool log_private;       /* no other process appends to log_fd's
+				 * file while the task runs (its name is
+				 * unique to the job, step and task): the
+				 * helper may then write it at its own
+				 * offsets, zero-copy (splice(2)) */
 	int sock_fd;            /* the collector's task end, -1 for none */
 	const char *rules_dir;  /* helper loads rules after the fork
 				 * (NULL/"": built-ins); */
@@ -118,5 +123,10 @@ struct ga_task_capture *ga_collector_task(struct ga_collector *c,
 					  uint32_t task_id);
 
 const char *ga_capture_mode_name(enum ga_capture_mode m);
+
+/* Whether the log name PATTERN (ga_logfile_expand's syntax) has every
+ * conversion in CONVS, e.g. "jst": one file per job, step and task, which
+ * makes ga_capture_opts.log_private true.  False for a NULL PATTERN. */
+bool ga_capture_pattern_has(const char *pattern, const char *convs);
 
 #endif

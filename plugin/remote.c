@@ -224,6 +224,7 @@ int ga_remote_task_init(spank_t sp)
 		struct ga_capture_opts o = {
 			.task_id = gtid,
 			.log_fd = log_fd,
+			.log_private = ga_capture_pattern_has(p->cfg.log_pattern, "jst"),
 			.sock_fd = ga_collector_task_fd(R.coll),
 			.rules_dir = p->cfg.rules_dir,
 			.classify = true,

@@ -11,6 +11,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +26,11 @@
 static char dir[256];
 static struct ga_collector *coll;
 static uint32_t next_task;
+/* Per-task log names: the zero-copy path may write them at its offsets. */
+static bool private_log = true;
+
+/* Where the task's stdout/stderr goes (run_dest). */
+enum dest { D_FILE, D_APPEND, D_PIPE, D_SOCKET };
 
 struct run {
 	uint32_t task;
@@ -58,6 +65,7 @@ static struct run run_task(const char *cmd, const char *out, const char *err,
 	path(po, out);
 	path(pe, err ? err : out);
 	path(pl, log);
+	unlink(pl);     /* a rerun under the same name starts afresh */
 	pid = fork();
 	if (pid == 0) {
 		int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -66,7 +74,7 @@ static struct run run_task(const char *cmd, const char *out, const char *err,
 		enum ga_capture_mode mode;
 		const char *why;
 		struct ga_capture_opts o = {
-			.task_id = r.task, .log_fd = lf,
+			.task_id = r.task, .log_fd = lf, .log_private = private_log,
 			.sock_fd = ga_collector_task_fd(coll),
 			.classify = true, .max_rss = 256u << 20, .work_dir = dir,
 		};
@@ -99,6 +107,90 @@ static struct run run_task(const char *cmd, const char *out, const char *err,
 	while (waitpid(pid, &r.status, 0) < 0 && errno == EINTR)
 		;
 	r.tc = ga_collector_finish_task(coll, r.task, 5000, &r.waited);
+	r.wall = now() - t0;
+	return r;
+}
+
+/* Merged capture of CMD to OUT through DEST (a pipe or socket is read by
+ * a cat(1) into OUT, as srun reads its pipe).  FSIZE (bytes, 0: none)
+ * limits the files the task and its helper may write: the log fails
+ * there (EFBIG) while the output, a pipe, goes on. */
+static struct run run_dest(const char *cmd, const char *out, const char *log,
+			   enum dest d, long fsize)
+{
+	struct run r = { .task = next_task++ };
+	char po[PATH_MAX], pl[PATH_MAX];
+	int sv[2] = { -1, -1 };
+	pid_t pid, reader = -1;
+	double t0 = now();
+
+	path(po, out);
+	path(pl, log);
+	unlink(pl);
+	if (d == D_PIPE && pipe(sv) < 0)
+		return r;
+	if (d == D_SOCKET && socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return r;
+	if (sv[0] >= 0) {
+		reader = fork();
+		if (reader == 0) {
+			int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+			dup2(sv[0], 0);
+			dup2(fo, 1);
+			close(sv[1]);
+			execl("/bin/cat", "cat", (char *)NULL);
+			_exit(127);
+		}
+		close(sv[0]);
+	}
+	pid = fork();
+	if (pid == 0) {
+		int fo = sv[1];
+		int lf = ga_logfile_open(pl, 0600);
+		enum ga_capture_mode mode;
+		const char *why;
+		struct ga_capture_opts o = {
+			.task_id = r.task, .log_fd = lf, .log_private = private_log,
+			.sock_fd = ga_collector_task_fd(coll),
+			.classify = true, .max_rss = 256u << 20, .work_dir = dir,
+		};
+		struct ga_log_header h = { "1", "0", r.task, "node", "user", 3,
+					   (char *[]){ "sh", "-c", (char *)cmd, NULL },
+					   time(NULL), "test" };
+
+		if (d == D_FILE || d == D_APPEND) {
+			fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (d == D_APPEND) {
+				/* sbatch --open-mode=append: a file with a
+				 * head, opened O_APPEND */
+				(void)!write(fo, "previous run\n", 13);
+				close(fo);
+				fo = open(po, O_WRONLY | O_APPEND);
+			}
+		}
+		ga_logfile_write_header(lf, &h);
+		if (fsize) {
+			struct rlimit rl = { (rlim_t)fsize, (rlim_t)fsize };
+
+			signal(SIGXFSZ, SIG_IGN);       /* EFBIG instead */
+			setrlimit(RLIMIT_FSIZE, &rl);
+		}
+		dup2(fo, 1);
+		dup2(fo, 2);
+		ga_capture_start(&o, &mode, &why);
+		close(lf);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (sv[1] >= 0)
+		close(sv[1]);
+	while (waitpid(pid, &r.status, 0) < 0 && errno == EINTR)
+		;
+	r.tc = ga_collector_finish_task(coll, r.task, 5000, &r.waited);
+	if (reader > 0)
+		while (waitpid(reader, NULL, 0) < 0 && errno == EINTR)
+			;
 	r.wall = now() - t0;
 	return r;
 }
@@ -173,6 +265,59 @@ static void test_large(void)
 	printf("# 1M lines: wall %.3f s, collector waited %.2f ms after exit\n", r.wall, r.waited);
 	free(out);
 	free(log);
+	ga_buf_finish(&exp);
+}
+
+/* The zero-copy path to each kind of destination, and its fallbacks. */
+static void test_dest(enum dest d, const char *name, long fsize)
+{
+	static const char *cmd =
+		"seq 1 500000; echo 'RuntimeError: CUDA out of memory. "
+		"Tried to allocate 2.00 GiB' >&2; echo LAST-LINE; exit 1";
+	char out[64], log[64];
+	size_t olen = 0, llen = 0, skip = 0;
+	struct ga_buf exp;
+	struct run r;
+	char *o, *l;
+	const char *body;
+
+	ga_buf_init(&exp);
+	for (int i = 1; i <= 500000; i++)
+		ga_buf_printf(&exp, "%d\n", i);
+	ga_buf_puts(&exp, "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+		    "LAST-LINE\n");
+	snprintf(out, sizeof(out), "dest-%s.out", name);
+	snprintf(log, sizeof(log), "dest-%s.log", name);
+	r = run_dest(cmd, out, log, d, fsize);
+	o = slurp(out, &olen);
+	l = slurp(log, &llen);
+	body = log_body(l);
+	if (d == D_APPEND)
+		skip = 13;      /* "previous run\n" */
+	ok(o && olen == exp.len + skip && !memcmp(o + skip, exp.data, exp.len) &&
+	   (!skip || !memcmp(o, "previous run\n", skip)),
+	   "%s: output byte-identical (%zu bytes)", name, olen);
+	ok(r.tc && r.tc->have_state && r.tc->bytes == exp.len &&
+	   !(r.tc->flags & GA_CAPTURE_F_OUT_LOST),
+	   "%s: helper copied %llu bytes, flags 0x%x", name,
+	   r.tc ? (unsigned long long)r.tc->bytes : 0ULL, r.tc ? r.tc->flags : 0);
+	if (!fsize) {
+		ok(body && llen - (size_t)(body - l) == exp.len &&
+		   !memcmp(body, exp.data, exp.len),
+		   "%s: durable log = header + the same bytes", name);
+		ok(!strcmp(verdict_class(&r), "cuda_oom"), "%s: classified %s", name,
+		   verdict_class(&r));
+	} else {
+		size_t blen = body ? llen - (size_t)(body - l) : 0;
+
+		ok(r.tc && (r.tc->flags & GA_CAPTURE_F_LOG_LOST) && body &&
+		   blen < exp.len && !memcmp(body, exp.data, blen),
+		   "%s: the log stops where it failed (%zu bytes), a clean prefix", name, blen);
+		ok(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 1,
+		   "%s: the task ran on unaffected (status 0x%x)", name, r.status);
+	}
+	free(o);
+	free(l);
 	ga_buf_finish(&exp);
 }
 
@@ -312,6 +457,15 @@ int main(void)
 	if (!coll)
 		skip_all("socketpair failed");
 	test_large();
+	private_log = false;    /* the read/write loop, as for a shared log */
+	test_large();
+	test_classify();
+	private_log = true;
+	test_dest(D_FILE, "file", 0);
+	test_dest(D_APPEND, "append", 0);
+	test_dest(D_PIPE, "pipe", 0);
+	test_dest(D_SOCKET, "socket", 0);
+	test_dest(D_PIPE, "log-full", 1 << 20);
 	test_binary();
 	test_merged_order();
 	test_split();
