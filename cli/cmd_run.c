@@ -30,19 +30,20 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpualert run [--mode MODE] [--log PATH] [--rules DIR]\n"
-		"                    [--config FILE] -- CMD [ARGS...]\n\n"
-		"Run CMD with its output captured like a Slurm task under the\n"
-		"gpualert plugin: a durable log (header first), the output passed\n"
-		"through unchanged, a verdict and a report in the spool.\n\n"
-		"  --mode MODE     off, log, email, email:ADDR[,ADDR...], webhook\n"
-		"                  (default: the config's default_mode)\n"
-		"  --log PATH      the durable log (default: the config's log_pattern;\n"
-		"                  %%j is run-<host>-<pid>-<time>, or $GPUALERT_JOB_ID)\n"
-		"  --rules DIR     admin rules directory\n"
-		"  --config FILE   gpualert.conf (default " GA_DEFAULT_CONFIG ")\n\n"
-		"Exit status: CMD's, 128+N if it was killed by signal N; 127/126 when\n"
-		"it cannot be executed; 2 for a bad gpualert command line.\n");
+	        "usage: gpualert run [--mode MODE] [--log PATH] [--rules DIR]\n"
+	        "                    [--config FILE] -- CMD [ARGS...]\n\n"
+	        "Run CMD with its output captured like a Slurm task under the\n"
+	        "gpualert plugin: a durable log (header first), the output passed\n"
+	        "through unchanged, a verdict and a report in the spool.\n\n"
+	        "  --mode MODE     off, log, email, email:ADDR[,ADDR...], webhook\n"
+	        "                  (default: the config's default_mode)\n"
+	        "  --log PATH      the durable log (default: the config's log_pattern;\n"
+	        "                  %%j is run-<host>-<pid>-<time>, or $GPUALERT_JOB_ID)\n"
+	        "  --rules DIR     admin rules directory\n"
+	        "  --config FILE   gpualert.conf (default " GA_DEFAULT_CONFIG
+	        ")\n\n"
+	        "Exit status: CMD's, 128+N if it was killed by signal N; 127/126 when\n"
+	        "it cannot be executed; 2 for a bad gpualert command line.\n");
 }
 
 static volatile sig_atomic_t forward_to;
@@ -63,12 +64,12 @@ static int shell_status(int ws)
 int cmd_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "log", required_argument, NULL, 'l' },
-		{ "rules", required_argument, NULL, 'r' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	        {"mode", required_argument, NULL, 'm'},
+	        {"log", required_argument, NULL, 'l'},
+	        {"rules", required_argument, NULL, 'r'},
+	        {"config", required_argument, NULL, 'c'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
 	const char *mode_arg = NULL, *log_arg = NULL, *rules_arg = NULL;
 	const char *config_path = GA_DEFAULT_CONFIG;
@@ -87,14 +88,27 @@ int cmd_run(int argc, char **argv)
 	int c, ws = 0, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+m:l:r:c:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+m:l:r:c:h", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
-		case 'm': mode_arg = optarg; break;
-		case 'l': log_arg = optarg; break;
-		case 'r': rules_arg = optarg; break;
-		case 'c': config_path = optarg; break;
-		case 'h': usage(stdout); return CLI_OK;
-		default: usage(stderr); return CLI_USAGE;
+		case 'm':
+			mode_arg = optarg;
+			break;
+		case 'l':
+			log_arg = optarg;
+			break;
+		case 'r':
+			rules_arg = optarg;
+			break;
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			usage(stderr);
+			return CLI_USAGE;
 		}
 	}
 	if (optind >= argc) {
@@ -119,7 +133,8 @@ int cmd_run(int argc, char **argv)
 		ga_config_set(&cfg, "rules_dir", rules_arg, "--rules", NULL);
 	pw = getpwuid(getuid());
 	user = pw ? pw->pw_name : "unknown";
-	if (ga_alert_parse(mode_arg, &cfg, user, &alert, err, sizeof(err)) < 0) {
+	if (ga_alert_parse(mode_arg, &cfg, user, &alert, err, sizeof(err)) <
+	    0) {
 		cli_error("run: --mode: %s", err);
 		ga_config_finish(&cfg);
 		return CLI_USAGE;
@@ -128,7 +143,8 @@ int cmd_run(int argc, char **argv)
 		ga_alert_finish(&alert);
 		ga_config_finish(&cfg);
 		execvp(argv[0], argv);
-		cli_error("run: cannot execute %s: %s", argv[0], strerror(errno));
+		cli_error("run: cannot execute %s: %s", argv[0],
+		          strerror(errno));
 		return errno == ENOENT ? 127 : 126;
 	}
 
@@ -138,21 +154,25 @@ int cmd_run(int argc, char **argv)
 	if (job_from_env)
 		snprintf(job, sizeof(job), "%s", getenv("GPUALERT_JOB_ID"));
 	else
-		snprintf(job, sizeof(job), "run-%s-%d-%lld", host, (int)getpid(),
-			 (long long)start);
+		snprintf(job, sizeof(job), "run-%s-%d-%lld", host,
+		         (int)getpid(), (long long)start);
 	if (!getcwd(cwd, sizeof(cwd)))
 		snprintf(cwd, sizeof(cwd), "/");
 	name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	if (log_arg) {
 		if (log_arg[0] == '/')
 			snprintf(path, sizeof(path), "%s", log_arg);
-		else if ((size_t)snprintf(path, sizeof(path), "%s/%s", cwd, log_arg) >= sizeof(path))
-			snprintf(logerr, sizeof(logerr), "--log: path too long");
+		else if ((size_t)snprintf(path, sizeof(path), "%s/%s", cwd,
+		                          log_arg) >= sizeof(path))
+			snprintf(logerr, sizeof(logerr),
+			         "--log: path too long");
 	} else {
-		struct ga_log_ids ids = { job, "0", 0, user, name, host, cwd };
+		struct ga_log_ids ids = {job, "0", 0, user, name, host, cwd};
 
-		if (ga_logfile_expand(cfg.log_pattern, &ids, path, sizeof(path), &why) < 0)
-			snprintf(logerr, sizeof(logerr), "log_pattern: %s", why);
+		if (ga_logfile_expand(cfg.log_pattern, &ids, path, sizeof(path),
+		                      &why) < 0)
+			snprintf(logerr, sizeof(logerr), "log_pattern: %s",
+			         why);
 	}
 
 	coll = ga_collector_create(false, getuid());
@@ -165,31 +185,38 @@ int cmd_run(int argc, char **argv)
 		if (!logerr[0]) {
 			log_fd = ga_logfile_open(path, cfg.log_file_mode);
 			if (log_fd < 0)
-				snprintf(logerr, sizeof(logerr), "cannot create %s: %s",
-					 path, strerror(-log_fd));
+				snprintf(logerr, sizeof(logerr),
+				         "cannot create %s: %s", path,
+				         strerror(-log_fd));
 		}
 		if (log_fd >= 0) {
-			struct ga_log_header h = { job, "0", 0, host, user, argc, argv,
-						   start, GA_VERSION };
+			struct ga_log_header h = {job,  "0",   0,
+			                          host, user,  argc,
+			                          argv, start, GA_VERSION};
 
 			rc = ga_logfile_write_header(log_fd, &h);
 			if (rc < 0)
-				snprintf(logerr, sizeof(logerr), "cannot write %s: %s",
-					 path, strerror(-rc));
+				snprintf(logerr, sizeof(logerr),
+				         "cannot write %s: %s", path,
+				         strerror(-rc));
 		}
 		if (logerr[0])
 			cli_error("run: %s", logerr);
 		{
 			struct ga_capture_opts o = {
-				.task_id = 0, .log_fd = log_fd,
-				/* A job id of our own making is unique. */
-				.log_private = !log_arg && !job_from_env &&
-					ga_capture_pattern_has(cfg.log_pattern, "j"),
-				.sock_fd = ga_collector_task_fd(coll),
-				.rules_dir = cfg.rules_dir, .classify = true,
-				.tail_lines = cfg.tail_lines,
-				.max_rss = cfg.helper_max_rss, .work_dir = cwd,
-				.log_error = logerr[0] ? logerr : NULL,
+			        .task_id = 0,
+			        .log_fd = log_fd,
+			        /* A job id of our own making is unique. */
+			        .log_private = !log_arg && !job_from_env &&
+			                       ga_capture_pattern_has(
+			                               cfg.log_pattern, "j"),
+			        .sock_fd = ga_collector_task_fd(coll),
+			        .rules_dir = cfg.rules_dir,
+			        .classify = true,
+			        .tail_lines = cfg.tail_lines,
+			        .max_rss = cfg.helper_max_rss,
+			        .work_dir = cwd,
+			        .log_error = logerr[0] ? logerr : NULL,
 			};
 
 			if (coll)
@@ -199,8 +226,8 @@ int cmd_run(int argc, char **argv)
 			close(log_fd);
 		execvp(argv[0], argv);
 		/* Goes through the capture: it is the task's own last words. */
-		fprintf(stderr, "gpualert: run: cannot execute %s: %s\n", argv[0],
-			strerror(errno));
+		fprintf(stderr, "gpualert: run: cannot execute %s: %s\n",
+		        argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	if (child < 0) {
@@ -226,10 +253,12 @@ int cmd_run(int argc, char **argv)
 	forward_to = 0;
 
 	if (coll) {
-		struct ga_task_capture *tc =
-			ga_collector_finish_task(coll, 0, (int)cfg.drain_timeout_ms, NULL);
-		struct ga_ruleset *rs = ga_rules_load(cfg.rules_dir, NULL, NULL);
-		struct ga_classifier *cls = rs ? ga_classifier_create(rs) : NULL;
+		struct ga_task_capture *tc = ga_collector_finish_task(
+		        coll, 0, (int)cfg.drain_timeout_ms, NULL);
+		struct ga_ruleset *rs = ga_rules_load(cfg.rules_dir, NULL,
+		                                      NULL);
+		struct ga_classifier *cls = rs ? ga_classifier_create(rs)
+		                               : NULL;
 		struct ga_report r;
 		struct ga_task_report *t;
 		struct ga_status st;
@@ -274,10 +303,12 @@ int cmd_run(int argc, char **argv)
 			if (tc && tc->error)
 				ga_report_set(&t->capture_error, tc->error);
 			else if (!tc || !tc->have_state)
-				ga_report_set(&t->capture_error,
-					      "the capture helper did not report");
+				ga_report_set(
+				        &t->capture_error,
+				        "the capture helper did not report");
 			if (cls && tc && tc->have_state && tc->state_len)
-				ga_classifier_read_state(cls, tc->state, tc->state_len, &perr);
+				ga_classifier_read_state(cls, tc->state,
+				                         tc->state_len, &perr);
 			if (cls)
 				ga_classifier_finish(cls, &st, &t->verdict);
 			else
@@ -285,21 +316,22 @@ int cmd_run(int argc, char **argv)
 		}
 		ga_report_choose_root(&r);
 		if (r.root_task >= 0 && t && t->log_path &&
-		    (alert.mode == GA_MODE_EMAIL || alert.mode == GA_MODE_WEBHOOK)) {
+		    (alert.mode == GA_MODE_EMAIL ||
+		     alert.mode == GA_MODE_WEBHOOK)) {
 			char sname[GA_SPOOL_NAME_MAX + 1];
-			const char *logs[1] = { t->log_path };
+			const char *logs[1] = {t->log_path};
 
 			if (ga_spool_report_name(&r, sname, sizeof(sname)) == 0)
-				(void)ga_artifacts_collect(cfg.spool_dir, sname, getuid(),
-							   getgid(), cwd, logs, 1,
-							   cfg.artifact_globs,
-							   cfg.attach_budget);
+				(void)ga_artifacts_collect(
+				        cfg.spool_dir, sname, getuid(),
+				        getgid(), cwd, logs, 1,
+				        cfg.artifact_globs, cfg.attach_budget);
 		}
 		/* A failure is logged by the spool itself. */
 		(void)ga_spool_put_report(&cfg, &r);
 		if (getenv("GPUALERT_DEBUG"))
 			fprintf(stderr, "gpualert: run: %s: class %s\n", job,
-				ga_class_name(ga_report_class(&r)));
+			        ga_class_name(ga_report_class(&r)));
 		ga_report_finish(&r);
 		ga_classifier_destroy(cls);
 		ga_ruleset_destroy(rs);

@@ -57,13 +57,13 @@
 struct ring {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	char *mem;              /* the ring, or the read-back buffer */
-	int fd;                 /* read-back source (the log), or -1 */
-	uint64_t base;          /* file offset of byte 0 of the stream */
-	uint64_t head;          /* written by the copy loop */
-	uint64_t tail;          /* consumed by the classifier thread */
+	char *mem;     /* the ring, or the read-back buffer */
+	int fd;        /* read-back source (the log), or -1 */
+	uint64_t base; /* file offset of byte 0 of the stream */
+	uint64_t head; /* written by the copy loop */
+	uint64_t tail; /* consumed by the classifier thread */
 	bool done;
-	bool skipped;           /* read-back: some bytes were not classified */
+	bool skipped; /* read-back: some bytes were not classified */
 	struct ga_classifier *cls;
 	pthread_t thread;
 };
@@ -191,7 +191,7 @@ bool ga_capture_pattern_has(const char *pattern, const char *convs)
 		for (const char *p = pattern; p && *p && !found; p++)
 			if (*p == '%' && p[1]) {
 				found = p[1] == *convs;
-				p++;    /* "%%" is a literal '%' */
+				p++; /* "%%" is a literal '%' */
 			}
 		if (!found)
 			return false;
@@ -234,7 +234,7 @@ static int send_msg(int sock, const struct ga_buf *b)
 }
 
 static void send_start(int sock, uint32_t task, enum ga_capture_mode mode,
-		       bool has_helper, const char *work_dir, const char *error)
+                       bool has_helper, const char *work_dir, const char *error)
 {
 	struct ga_buf b;
 
@@ -242,7 +242,7 @@ static void send_start(int sock, uint32_t task, enum ga_capture_mode mode,
 		return;
 	ga_buf_init(&b);
 	ga_buf_printf(&b, "GA1 P %" PRIu32 " %d %d\n", task, (int)mode,
-		      has_helper ? 1 : 0);
+	              has_helper ? 1 : 0);
 	ga_buf_puts(&b, work_dir ? work_dir : "");
 	ga_buf_putc(&b, '\n');
 	ga_buf_puts(&b, error ? error : "");
@@ -261,12 +261,12 @@ static void on_drain(int sig)
 }
 
 struct stream {
-	int in;                 /* pipe read end, O_NONBLOCK */
-	int out;                /* the original destination */
+	int in;  /* pipe read end, O_NONBLOCK */
+	int out; /* the original destination */
 	bool eof;
 	bool out_dead;
-	bool out_splice;        /* zero-copy: splice(2) to OUT works */
-	char *carry;            /* split mode: unfinished line for the log */
+	bool out_splice; /* zero-copy: splice(2) to OUT works */
+	char *carry;     /* split mode: unfinished line for the log */
 	size_t carry_len;
 };
 
@@ -276,13 +276,13 @@ struct helper {
 	int log_fd;
 	bool log_dead;
 	struct ga_classifier *cls;
-	struct ring *ring;      /* merged mode: classify on a thread */
-	bool zc;                /* merged mode: the zero-copy path */
-	int side[2];            /* zc: tee(2) target, drained into the log */
-	int log_rw;             /* zc: the log reopened read-write, no O_APPEND */
-	uint64_t log_off;       /* zc: where the next byte of the log goes */
-	uint64_t log_base;      /* zc: log offset of the stream's first byte */
-	size_t late_len;        /* the newest unclassified read, still in buf */
+	struct ring *ring; /* merged mode: classify on a thread */
+	bool zc;           /* merged mode: the zero-copy path */
+	int side[2];       /* zc: tee(2) target, drained into the log */
+	int log_rw;        /* zc: the log reopened read-write, no O_APPEND */
+	uint64_t log_off;  /* zc: where the next byte of the log goes */
+	uint64_t log_base; /* zc: log offset of the stream's first byte */
+	size_t late_len;   /* the newest unclassified read, still in buf */
 	uint64_t bytes;
 	unsigned flags;
 	char *buf;
@@ -297,7 +297,7 @@ static int write_all(int fd, const char *p, size_t len)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
 			/* Someone set O_NONBLOCK on the shared destination. */
-			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+			struct pollfd pfd = {.fd = fd, .events = POLLOUT};
 
 			(void)poll(&pfd, 1, 1000);
 			continue;
@@ -312,19 +312,21 @@ static int write_all(int fd, const char *p, size_t len)
 
 static void to_log(struct helper *h, const char *p, size_t len)
 {
-	if (h->log_fd >= 0 && !h->log_dead && write_all(h->log_fd, p, len) < 0) {
-		h->log_dead = true;     /* e.g. ENOSPC: the task's output goes on */
+	if (h->log_fd >= 0 && !h->log_dead &&
+	    write_all(h->log_fd, p, len) < 0) {
+		h->log_dead = true; /* e.g. ENOSPC: the task's output goes on */
 		h->flags |= GA_CAPTURE_F_LOG_LOST;
 	}
 	if (h->cls && !h->ring)
 		ga_classifier_feed(h->cls, p, len);
 }
 
-static void consume(struct helper *h, struct stream *s, const char *p, size_t len)
+static void consume(struct helper *h, struct stream *s, const char *p,
+                    size_t len)
 {
 	h->bytes += len;
 	if (!s->out_dead && write_all(s->out, p, len) < 0) {
-		s->out_dead = true;     /* EPIPE: srun went away; keep the log */
+		s->out_dead = true; /* EPIPE: srun went away; keep the log */
 		h->flags |= GA_CAPTURE_F_OUT_LOST;
 	}
 	if (h->n == 1 || !s->carry) {
@@ -382,7 +384,8 @@ static size_t pump_stream(struct helper *h, struct stream *s, size_t limit)
 				avail = RING_SIZE - off;
 			if (avail >= RING_MIN_READ) {
 				dst = h->ring->mem + off;
-				cap = avail < COPY_BUF ? (size_t)avail : COPY_BUF;
+				cap = avail < COPY_BUF ? (size_t)avail
+				                       : COPY_BUF;
 				in_ring = true;
 			}
 		}
@@ -453,13 +456,14 @@ static void zc_out(struct helper *h, struct stream *s, size_t n)
 				/* The task pipe is O_NONBLOCK, so a pipe-to-pipe
 				 * splice(2) does not wait for room in srun's
 				 * pipe: wait here, as write(2) would. */
-				struct pollfd pfd = { .fd = s->out, .events = POLLOUT };
+				struct pollfd pfd = {.fd = s->out,
+				                     .events = POLLOUT};
 
 				(void)poll(&pfd, 1, 1000);
 				continue;
 			}
 			if (k < 0 && (errno == EINVAL || errno == ENOSYS ||
-				      errno == EOPNOTSUPP)) {
+			              errno == EOPNOTSUPP)) {
 				/* splice(2): the destination cannot take it (a
 				 * tty, an O_APPEND file, a file system without
 				 * splice_write).  Nothing moved: copy instead. */
@@ -476,9 +480,9 @@ static void zc_out(struct helper *h, struct stream *s, size_t n)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			return;         /* cannot happen: the bytes are there */
+			return; /* cannot happen: the bytes are there */
 		if (!s->out_dead && write_all(s->out, h->buf, (size_t)k) < 0) {
-			s->out_dead = true;     /* keep the log going */
+			s->out_dead = true; /* keep the log going */
 			h->flags |= GA_CAPTURE_F_OUT_LOST;
 		}
 		n -= (size_t)k;
@@ -497,7 +501,8 @@ static bool zc_log(struct helper *h, size_t n)
 		if (logged) {
 			loff_t off = (loff_t)h->log_off;
 
-			k = splice(h->side[0], NULL, h->log_rw, &off, n, SPLICE_F_MOVE);
+			k = splice(h->side[0], NULL, h->log_rw, &off, n,
+			           SPLICE_F_MOVE);
 			if (k > 0) {
 				h->log_off += (uint64_t)k;
 				if (h->ring)
@@ -541,7 +546,7 @@ static void zc_leave(struct helper *h, bool log_failed)
 	h->side[0] = h->side[1] = h->log_rw = -1;
 	h->zc = false;
 	if (h->cls)
-		h->ring = ring_start(h->cls, -1, 0);    /* NULL: classify inline */
+		h->ring = ring_start(h->cls, -1, 0); /* NULL: classify inline */
 }
 
 /* Like pump_stream, on the zero-copy path while it lasts. */
@@ -552,14 +557,15 @@ static size_t zc_pump(struct helper *h, struct stream *s, size_t limit)
 	while (h->zc && !s->eof && total < limit) {
 		/* SPLICE_F_NONBLOCK: an empty task pipe returns EAGAIN (the
 		 * drain's "empty"); 0 means no writer is left (tee(2)). */
-		ssize_t n = tee(s->in, h->side[1], SIZE_MAX >> 1, SPLICE_F_NONBLOCK);
+		ssize_t n = tee(s->in, h->side[1], SIZE_MAX >> 1,
+		                SPLICE_F_NONBLOCK);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return total;
 		if (n < 0) {
-			zc_leave(h, false);     /* nothing duplicated */
+			zc_leave(h, false); /* nothing duplicated */
 			break;
 		}
 		if (n == 0) {
@@ -595,8 +601,9 @@ static bool zc_enter(struct helper *h, bool log_private)
 	/* Same inode, read-write (the read-back), no O_APPEND (splice). */
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", h->log_fd);
 	h->log_rw = open(proc, O_RDWR | O_CLOEXEC | O_NOCTTY);
-	if (h->log_rw < 0 || fstat(h->log_fd, &a) < 0 || fstat(h->log_rw, &b) < 0 ||
-	    a.st_dev != b.st_dev || a.st_ino != b.st_ino || !S_ISREG(b.st_mode))
+	if (h->log_rw < 0 || fstat(h->log_fd, &a) < 0 ||
+	    fstat(h->log_rw, &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino || !S_ISREG(b.st_mode))
 		goto no;
 	h->log_off = h->log_base = (uint64_t)b.st_size;
 	if (pipe2(h->side, O_CLOEXEC) < 0) {
@@ -619,7 +626,8 @@ static bool zc_enter(struct helper *h, bool log_private)
 	h->zc = true;
 	return true;
 no:
-	for (int *fd = (int[]){ h->log_rw, h->side[0], h->side[1], -2 }; *fd != -2; fd++)
+	for (int *fd = (int[]){h->log_rw, h->side[0], h->side[1], -2};
+	     *fd != -2; fd++)
 		if (*fd >= 0)
 			close(*fd);
 	h->side[0] = h->side[1] = h->log_rw = -1;
@@ -629,7 +637,7 @@ no:
 
 static void limit_memory(uint64_t budget)
 {
-	struct rlimit rl = { 0, 0 };
+	struct rlimit rl = {0, 0};
 	unsigned long pages = 0;
 	FILE *f;
 
@@ -644,7 +652,9 @@ static void limit_memory(uint64_t budget)
 			pages = 0;
 		fclose(f);
 	}
-	rl.rlim_cur = rl.rlim_max = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + budget;
+	rl.rlim_cur = rl.rlim_max = (rlim_t)pages *
+	                                    (rlim_t)sysconf(_SC_PAGESIZE) +
+	                            budget;
 	(void)setrlimit(RLIMIT_AS, &rl);
 }
 
@@ -681,7 +691,7 @@ static void keep_fds(int *fds[], int n)
 
 static void __attribute__((noreturn))
 helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
-	    int out2, int log_fd, int sock, enum ga_capture_mode mode)
+            int out2, int log_fd, int sock, enum ga_capture_mode mode)
 {
 	struct helper h;
 	struct sigaction sa;
@@ -689,8 +699,8 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	struct ga_ruleset *rs = NULL;
 	struct ga_buf msg;
 	uint64_t maxrss = 0;
-	char *carry[2] = { NULL, NULL };
-	int *fds[] = { &in1, &in2, &out1, &out2, &log_fd, &sock };
+	char *carry[2] = {NULL, NULL};
+	int *fds[] = {&in1, &in2, &out1, &out2, &log_fd, &sock};
 
 	/* Own session: the program's kill(0, ...) or a terminal's ^C cannot
 	 * reach the copy loop; Slurm's final SIGKILL of the cgroup still does. */
@@ -702,7 +712,7 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	sa.sa_handler = on_drain;       /* no SA_RESTART: interrupt ppoll */
+	sa.sa_handler = on_drain; /* no SA_RESTART: interrupt ppoll */
 	sigaction(SIGUSR1, &sa, NULL);
 	sigemptyset(&block);
 	sigaddset(&block, SIGUSR1);
@@ -717,15 +727,15 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	memset(&h, 0, sizeof(h));
 	h.log_fd = log_fd;
 	h.n = mode == GA_CAPTURE_SPLIT ? 2 : 1;
-	h.s[0] = (struct stream){ .in = in1, .out = out1 };
-	h.s[1] = (struct stream){ .in = in2, .out = out2, .eof = h.n < 2 };
+	h.s[0] = (struct stream){.in = in1, .out = out1};
+	h.s[1] = (struct stream){.in = in2, .out = out2, .eof = h.n < 2};
 	h.buf = malloc(COPY_BUF);
 	if (h.n == 2) {
 		carry[0] = h.s[0].carry = malloc(LINE_CARRY);
 		carry[1] = h.s[1].carry = malloc(LINE_CARRY);
 	}
 	if (!h.buf)
-		_exit(1);       /* cannot happen short of a broken budget */
+		_exit(1); /* cannot happen short of a broken budget */
 	if (o->classify) {
 		rs = ga_rules_load(o->rules_dir, NULL, NULL);
 		h.cls = rs ? ga_classifier_create(rs) : NULL;
@@ -735,7 +745,7 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 			h.flags |= GA_CAPTURE_F_NO_RULES;
 	}
 	if (!zc_enter(&h, o->log_private) && h.cls && h.n == 1)
-		h.ring = ring_start(h.cls, -1, 0);     /* NULL: classify inline */
+		h.ring = ring_start(h.cls, -1, 0); /* NULL: classify inline */
 
 	for (;;) {
 		struct pollfd pfd[2];
@@ -743,7 +753,8 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 
 		for (int i = 0; i < h.n; i++)
 			if (!h.s[i].eof)
-				pfd[np++] = (struct pollfd){ .fd = h.s[i].in, .events = POLLIN };
+				pfd[np++] = (struct pollfd){.fd = h.s[i].in,
+				                            .events = POLLIN};
 		if (np == 0)
 			break;
 		if (drain_requested) {
@@ -765,11 +776,13 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 				if (!h.s[i].eof) {
 					h.flags |= GA_CAPTURE_F_DRAINED;
 					if (h.s[i].carry && h.s[i].carry_len)
-						to_log(&h, h.s[i].carry, h.s[i].carry_len);
+						to_log(&h, h.s[i].carry,
+						       h.s[i].carry_len);
 				}
 			break;
 		}
-		if (ppoll(pfd, (nfds_t)np, NULL, &waitmask) < 0 && errno != EINTR)
+		if (ppoll(pfd, (nfds_t)np, NULL, &waitmask) < 0 &&
+		    errno != EINTR)
 			break;
 		for (int i = 0; i < h.n; i++)
 			zc_pump(&h, &h.s[i], SIZE_MAX);
@@ -793,18 +806,20 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 			maxrss = (uint64_t)ru.ru_maxrss;
 	}
 	ga_buf_printf(&msg, "GA1 S %" PRIu32 " %" PRIu64 " %u %" PRIu64 "\n",
-		      o->task_id, h.bytes, h.flags, maxrss);
+	              o->task_id, h.bytes, h.flags, maxrss);
 	if (h.cls) {
 		ga_classifier_write_state(h.cls, &msg);
 		if (msg.len > GA_MSG_MAX || msg.failed) {
 			ga_buf_reset(&msg);
-			ga_buf_printf(&msg, "GA1 S %" PRIu32 " %" PRIu64 " %u %" PRIu64 "\n",
-				      o->task_id, h.bytes,
-				      h.flags | GA_CAPTURE_F_STATE_BIG, maxrss);
+			ga_buf_printf(&msg,
+			              "GA1 S %" PRIu32 " %" PRIu64
+			              " %u %" PRIu64 "\n",
+			              o->task_id, h.bytes,
+			              h.flags | GA_CAPTURE_F_STATE_BIG, maxrss);
 		}
 	}
 	if (sock >= 0) {
-		struct timeval tv = { .tv_sec = 10 };
+		struct timeval tv = {.tv_sec = 10};
 
 		setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		(void)send_msg(sock, &msg);
@@ -837,10 +852,10 @@ static int make_pipe(int p[2])
 }
 
 int ga_capture_start(const struct ga_capture_opts *o,
-		     enum ga_capture_mode *mode_out, const char **why)
+                     enum ga_capture_mode *mode_out, const char **why)
 {
 	enum ga_capture_mode mode;
-	int p1[2] = { -1, -1 }, p2[2] = { -1, -1 };
+	int p1[2] = {-1, -1}, p2[2] = {-1, -1};
 	int out1 = -1, out2 = -1;
 	pid_t mid;
 	int status;
@@ -852,10 +867,11 @@ int ga_capture_start(const struct ga_capture_opts *o,
 		goto none;
 	}
 	mode = same_file(STDOUT_FILENO, STDERR_FILENO) ? GA_CAPTURE_MERGED
-						       : GA_CAPTURE_SPLIT;
+	                                               : GA_CAPTURE_SPLIT;
 	if (fcntl(STDERR_FILENO, F_GETFD) < 0)
-		mode = GA_CAPTURE_MERGED;       /* no stderr at all: keep it so */
-	if (make_pipe(p1) < 0 || (mode == GA_CAPTURE_SPLIT && make_pipe(p2) < 0)) {
+		mode = GA_CAPTURE_MERGED; /* no stderr at all: keep it so */
+	if (make_pipe(p1) < 0 ||
+	    (mode == GA_CAPTURE_SPLIT && make_pipe(p2) < 0)) {
 		*why = "cannot create the capture pipes";
 		goto fail;
 	}
@@ -882,7 +898,7 @@ int ga_capture_start(const struct ga_capture_opts *o,
 		if (p2[1] >= 0)
 			close(p2[1]);
 		helper_main(o, p1[0], p2[0], out1, out2, o->log_fd, o->sock_fd,
-			    mode);
+		            mode);
 	}
 	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
 		;
@@ -918,24 +934,24 @@ int ga_capture_start(const struct ga_capture_opts *o,
 
 fail:
 	send_start(o->sock_fd, o->task_id, GA_CAPTURE_NONE, false, o->work_dir,
-		   *why);
+	           *why);
 fail_quiet:
-	for (int *fd = (int[]){ p1[0], p1[1], p2[0], p2[1], out1, out2, -2 };
+	for (int *fd = (int[]){p1[0], p1[1], p2[0], p2[1], out1, out2, -2};
 	     *fd != -2; fd++)
 		if (*fd >= 0)
 			close(*fd);
 	return 1;
 none:
 	send_start(o->sock_fd, o->task_id, GA_CAPTURE_NONE, false, o->work_dir,
-		   o->log_error ? o->log_error : *why);
+	           o->log_error ? o->log_error : *why);
 	return 1;
 }
 
 /* ---- collector ----------------------------------------------------------- */
 
 struct ga_collector {
-	int fd;                 /* ours */
-	int task_fd;            /* tasks' and helpers' */
+	int fd;      /* ours */
+	int task_fd; /* tasks' and helpers' */
 	uid_t uid;
 	struct ga_task_capture *tasks;
 	size_t n, cap;
@@ -950,7 +966,8 @@ struct ga_collector *ga_collector_create(bool as_root, uid_t expect_uid)
 	if (!c)
 		return NULL;
 	c->buf = malloc(GA_MSG_MAX + 1);
-	if (!c->buf || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+	if (!c->buf ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		int e = errno;
 
 		free(c->buf);
@@ -964,10 +981,13 @@ struct ga_collector *ga_collector_create(bool as_root, uid_t expect_uid)
 	/* Kernel-checked sender credentials on every message. */
 	setsockopt(c->fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
 	if (as_root) {
-		setsockopt(c->task_fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
-		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
+		setsockopt(c->task_fd, SOL_SOCKET, SO_SNDBUFFORCE, &size,
+		           sizeof(size));
+		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size,
+		           sizeof(size));
 	} else {
-		setsockopt(c->task_fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+		setsockopt(c->task_fd, SOL_SOCKET, SO_SNDBUF, &size,
+		           sizeof(size));
 	}
 	return c;
 }
@@ -1008,7 +1028,7 @@ void ga_collector_close_task_end(struct ga_collector *c)
 }
 
 struct ga_task_capture *ga_collector_task(struct ga_collector *c,
-					  uint32_t task_id)
+                                          uint32_t task_id)
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (c->tasks[i].task_id == task_id)
@@ -1023,10 +1043,11 @@ static struct ga_task_capture *task_get(struct ga_collector *c, uint32_t id)
 	if (t)
 		return t;
 	if (c->n >= 65536)
-		return NULL;    /* bound what one step's users can make us keep */
+		return NULL; /* bound what one step's users can make us keep */
 	if (c->n == c->cap) {
 		size_t ncap = c->cap ? 2 * c->cap : 8;
-		struct ga_task_capture *nt = realloc(c->tasks, ncap * sizeof(*nt));
+		struct ga_task_capture *nt = realloc(c->tasks,
+		                                     ncap * sizeof(*nt));
 
 		if (!nt)
 			return NULL;
@@ -1049,7 +1070,8 @@ static char *dup_clean(const char *s, size_t len, size_t max)
 	if (!d)
 		return NULL;
 	for (size_t i = 0; i < len; i++)
-		d[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
+		d[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?'
+		                                                    : s[i];
 	d[len] = '\0';
 	return d;
 }
@@ -1071,7 +1093,7 @@ static const char *parse_u64(const char *p, uint64_t max, uint64_t *out)
 }
 
 static void handle(struct ga_collector *c, char *m, size_t len,
-		   const struct ucred *cred)
+                   const struct ucred *cred)
 {
 	struct ga_task_capture *t;
 	uint64_t task, a, b, rss = 0;
@@ -1098,19 +1120,21 @@ static void handle(struct ga_collector *c, char *m, size_t len,
 		const char *nl = memchr(body, '\n', len - (size_t)(body - m));
 
 		if (t->started || a > GA_CAPTURE_SPLIT || b > 1)
-			return;         /* first announcement wins */
+			return; /* first announcement wins */
 		t->started = true;
 		t->mode = (enum ga_capture_mode)a;
 		t->helper = b && cred ? cred->pid : 0;
 		if (nl) {
-			t->work_dir = dup_clean(body, (size_t)(nl - body), PATH_MAX);
+			t->work_dir = dup_clean(body, (size_t)(nl - body),
+			                        PATH_MAX);
 			if (nl[1])
-				t->error = dup_clean(nl + 1, strlen(nl + 1), 512);
+				t->error = dup_clean(nl + 1, strlen(nl + 1),
+				                     512);
 		}
 	} else if (type == 'S') {
 		/* Only the helper that announced itself speaks for the task. */
-		if (!t->started || !t->helper || !cred || cred->pid != t->helper ||
-		    t->have_state)
+		if (!t->started || !t->helper || !cred ||
+		    cred->pid != t->helper || t->have_state)
 			return;
 		t->have_state = true;
 		t->bytes = a;
@@ -1132,15 +1156,17 @@ int ga_collector_pump(struct ga_collector *c, int timeout_ms)
 	int got = 0;
 
 	for (;;) {
-		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
 		union {
 			struct cmsghdr h;
 			char b[CMSG_SPACE(sizeof(struct ucred))];
 		} ctl;
-		struct iovec iov = { c->buf, GA_MSG_MAX };
+		struct iovec iov = {c->buf, GA_MSG_MAX};
 		struct msghdr mh = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = ctl.b, .msg_controllen = sizeof(ctl.b),
+		        .msg_iov = &iov,
+		        .msg_iovlen = 1,
+		        .msg_control = ctl.b,
+		        .msg_controllen = sizeof(ctl.b),
 		};
 		struct ucred *cred = NULL;
 		ssize_t n;
@@ -1158,20 +1184,26 @@ int ga_collector_pump(struct ga_collector *c, int timeout_ms)
 		got++;
 		if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
 			continue;
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS)
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm;
+		     cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_SOCKET &&
+			    cm->cmsg_type == SCM_CREDENTIALS)
 				cred = (struct ucred *)CMSG_DATA(cm);
 		/* A sender may pass descriptors we never asked for: close
 		 * them, or a user could fill slurmstepd's fd table. */
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm;
+		     cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_SOCKET &&
+			    cm->cmsg_type == SCM_RIGHTS) {
 				int *fds = (int *)CMSG_DATA(cm);
-				size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+				size_t k = (cm->cmsg_len - CMSG_LEN(0)) /
+				           sizeof(int);
 
 				for (size_t i = 0; i < k; i++)
 					close(fds[i]);
 			}
-		if (!cred || (c->uid != (uid_t)-1 && cred->uid != c->uid && cred->uid != 0))
+		if (!cred || (c->uid != (uid_t)-1 && cred->uid != c->uid &&
+		              cred->uid != 0))
 			continue;
 		handle(c, c->buf, (size_t)n, cred);
 	}
@@ -1206,9 +1238,9 @@ static bool gone(pid_t pid)
 }
 
 struct ga_task_capture *ga_collector_finish_task(struct ga_collector *c,
-						 uint32_t task_id,
-						 int timeout_ms,
-						 double *waited_ms)
+                                                 uint32_t task_id,
+                                                 int timeout_ms,
+                                                 double *waited_ms)
 {
 	double t0 = now_ms(), left;
 	struct ga_task_capture *t;
@@ -1221,9 +1253,9 @@ struct ga_task_capture *ga_collector_finish_task(struct ga_collector *c,
 		if (left <= 0)
 			break;
 		if (t && t->started && !t->helper)
-			break;          /* never captured: nothing to wait for */
+			break; /* never captured: nothing to wait for */
 		if (!t && now_ms() - t0 > 200)
-			break;          /* the task never announced itself */
+			break; /* the task never announced itself */
 		if (t && t->helper && !signalled) {
 			/* Every byte the task wrote is in the pipe now; drain
 			 * it without waiting for a background holder's EOF. */

@@ -31,29 +31,29 @@
 #define GA_MSG_MAX (256 * 1024)
 
 enum ga_capture_mode {
-	GA_CAPTURE_NONE = 0,    /* not captured (a tty, or an error) */
-	GA_CAPTURE_MERGED,      /* fd 1 and 2 were the same file: one pipe */
-	GA_CAPTURE_SPLIT,       /* different files: two pipes */
+	GA_CAPTURE_NONE = 0, /* not captured (a tty, or an error) */
+	GA_CAPTURE_MERGED,   /* fd 1 and 2 were the same file: one pipe */
+	GA_CAPTURE_SPLIT,    /* different files: two pipes */
 };
 
 struct ga_capture_opts {
-	uint32_t task_id;       /* global rank, carried in messages */
-	int log_fd;             /* durable log (O_APPEND), -1 for none;
+	uint32_t task_id;      /* global rank, carried in messages */
+	int log_fd;            /* durable log (O_APPEND), -1 for none;
 				 * borrowed: the caller closes its copy */
-	bool log_private;       /* no other process appends to log_fd's
+	bool log_private;      /* no other process appends to log_fd's
 				 * file while the task runs (its name is
 				 * unique to the job, step and task): the
 				 * helper may then write it at its own
 				 * offsets, zero-copy (splice(2)) */
-	int sock_fd;            /* the collector's task end, -1 for none */
-	const char *rules_dir;  /* helper loads rules after the fork
+	int sock_fd;           /* the collector's task end, -1 for none */
+	const char *rules_dir; /* helper loads rules after the fork
 				 * (NULL/"": built-ins); */
-	bool classify;          /* false: copy only */
-	unsigned tail_lines;    /* classifier tail; 0 = default */
-	uint64_t max_rss;       /* helper memory budget over its fork image,
+	bool classify;         /* false: copy only */
+	unsigned tail_lines;   /* classifier tail; 0 = default */
+	uint64_t max_rss;      /* helper memory budget over its fork image,
 				 * 0 = unbounded */
-	const char *work_dir;   /* reported to the collector (for %w) */
-	const char *log_error;  /* why there is no log, reported; or NULL */
+	const char *work_dir;  /* reported to the collector (for %w) */
+	const char *log_error; /* why there is no log, reported; or NULL */
 };
 
 /* Start capturing in the calling (task) process.  Sets *MODE.  When
@@ -63,32 +63,33 @@ struct ga_capture_opts {
  * Returns 0 when capturing, 1 when not capturing (by design or after an
  * error: the task must run anyway).  Never exits or aborts. */
 int ga_capture_start(const struct ga_capture_opts *o,
-		     enum ga_capture_mode *mode, const char **why);
+                     enum ga_capture_mode *mode, const char **why);
 
 /* ---- collector side -------------------------------------------------- */
 
 /* What the collector knows about one task. */
 struct ga_task_capture {
 	uint32_t task_id;
-	bool started;           /* got the start message */
-	pid_t helper;           /* from SCM_CREDENTIALS; 0 = none */
+	bool started; /* got the start message */
+	pid_t helper; /* from SCM_CREDENTIALS; 0 = none */
 	enum ga_capture_mode mode;
-	char *work_dir;         /* as the task reported it (untrusted) */
-	char *error;            /* capture/log problem (untrusted text) */
+	char *work_dir; /* as the task reported it (untrusted) */
+	char *error;    /* capture/log problem (untrusted text) */
 	bool have_state;
-	char *state;            /* classifier state JSON (untrusted) */
+	char *state; /* classifier state JSON (untrusted) */
 	size_t state_len;
-	uint64_t bytes;         /* bytes the helper copied */
-	unsigned flags;         /* GA_CAPTURE_F_* */
+	uint64_t bytes;             /* bytes the helper copied */
+	unsigned flags;             /* GA_CAPTURE_F_* */
 	uint64_t helper_maxrss_kib; /* the helper's peak RSS (getrusage) */
 };
 
-#define GA_CAPTURE_F_OUT_LOST  1u  /* writing the original output failed */
-#define GA_CAPTURE_F_LOG_LOST  2u  /* writing the durable log failed */
-#define GA_CAPTURE_F_DRAINED   4u  /* stopped on drain, pipe still held */
-#define GA_CAPTURE_F_NO_RULES  8u  /* helper could not classify */
+#define GA_CAPTURE_F_OUT_LOST 1u   /* writing the original output failed */
+#define GA_CAPTURE_F_LOG_LOST 2u   /* writing the durable log failed */
+#define GA_CAPTURE_F_DRAINED 4u    /* stopped on drain, pipe still held */
+#define GA_CAPTURE_F_NO_RULES 8u   /* helper could not classify */
 #define GA_CAPTURE_F_STATE_BIG 16u /* state over GA_MSG_MAX: dropped */
-#define GA_CAPTURE_F_CLS_SKIPPED 32u /* output too fast: some bytes were
+#define GA_CAPTURE_F_CLS_SKIPPED                                               \
+	32u /* output too fast: some bytes were
 				      * copied and logged, not classified */
 
 struct ga_collector;
@@ -114,13 +115,13 @@ int ga_collector_pump(struct ga_collector *c, int timeout_ms);
  * task's record (owned by C, valid until destroy), or NULL when the task
  * never reported.  *WAITED_MS (may be NULL) gets the time spent. */
 struct ga_task_capture *ga_collector_finish_task(struct ga_collector *c,
-						 uint32_t task_id,
-						 int timeout_ms,
-						 double *waited_ms);
+                                                 uint32_t task_id,
+                                                 int timeout_ms,
+                                                 double *waited_ms);
 
 /* Record of TASK_ID or NULL. */
 struct ga_task_capture *ga_collector_task(struct ga_collector *c,
-					  uint32_t task_id);
+                                          uint32_t task_id);
 
 const char *ga_capture_mode_name(enum ga_capture_mode m);
 

@@ -35,7 +35,7 @@
 #include "spool.h"
 
 struct task_rec {
-	uint32_t id;            /* global rank */
+	uint32_t id; /* global rank */
 	uint32_t local_id;
 	int wstatus;
 	bool exited;
@@ -111,8 +111,10 @@ static void remote_init(spank_t sp)
 		return;
 	R.coll = ga_collector_create(geteuid() == 0, R.uid);
 	if (!R.coll)
-		ga_log(GA_LOG_ERROR, "gpualert: init: cannot create the collector "
-		       "socket: %s", strerror(errno));
+		ga_log(GA_LOG_ERROR,
+		       "gpualert: init: cannot create the collector "
+		       "socket: %s",
+		       strerror(errno));
 }
 
 int ga_remote_user_init(spank_t sp)
@@ -123,7 +125,7 @@ int ga_remote_user_init(spank_t sp)
 	int argc = 0, rc;
 	char **argv = NULL;
 	struct passwd *pw;
-	static struct spank_option probe = { "gpualert", "MODE", "", 2, 0, NULL };
+	static struct spank_option probe = {"gpualert", "MODE", "", 2, 0, NULL};
 
 	remote_init(sp);
 	R.start = time(NULL);
@@ -140,7 +142,8 @@ int ga_remote_user_init(spank_t sp)
 		gethostname(R.node, sizeof(R.node) - 1);
 	getenv_into(sp, "SLURM_JOB_NAME", R.job_name, sizeof(R.job_name));
 	getenv_into(sp, "SLURM_ARRAY_JOB_ID", R.array_job, sizeof(R.array_job));
-	getenv_into(sp, "SLURM_ARRAY_TASK_ID", R.array_task, sizeof(R.array_task));
+	getenv_into(sp, "SLURM_ARRAY_TASK_ID", R.array_task,
+	            sizeof(R.array_task));
 	getenv_into(sp, "SLURM_JOB_USER", R.user, sizeof(R.user));
 	if (!R.user[0] && (pw = getpwuid(R.uid)))
 		snprintf(R.user, sizeof(R.user), "%s", pw->pw_name);
@@ -156,10 +159,12 @@ int ga_remote_user_init(spank_t sp)
 	if (rc < 0) {
 		/* Bypassed the submission check: keep the logs and report,
 		 * and say once, to the user, that no mail will come. */
-		slurm_spank_log("gpualert: --gpualert: %s; this step gets durable "
-				"logs and a report but no notification",
-				err[0] ? err : "out of memory");
-		ga_alert_parse("log", &p->cfg, R.user, &R.alert, err, sizeof(err));
+		slurm_spank_log(
+		        "gpualert: --gpualert: %s; this step gets durable "
+		        "logs and a report but no notification",
+		        err[0] ? err : "out of memory");
+		ga_alert_parse("log", &p->cfg, R.user, &R.alert, err,
+		               sizeof(err));
 	}
 	R.active = R.alert.mode != GA_MODE_OFF && R.coll;
 	if (!R.active && R.coll) {
@@ -191,47 +196,50 @@ int ga_remote_task_init(spank_t sp)
 	}
 	if (!getcwd(cwd, sizeof(cwd)))
 		snprintf(cwd, sizeof(cwd), "/");
-	ids = (struct ga_log_ids){ R.job, R.step, gtid, R.user, R.job_name,
-				   R.node, cwd };
+	ids = (struct ga_log_ids){R.job,      R.step, gtid, R.user,
+	                          R.job_name, R.node, cwd};
 	logerr[0] = '\0';
-	rc = ga_logfile_expand(p->cfg.log_pattern, &ids, path, sizeof(path), &why);
+	rc = ga_logfile_expand(p->cfg.log_pattern, &ids, path, sizeof(path),
+	                       &why);
 	if (rc < 0) {
 		snprintf(logerr, sizeof(logerr), "log_pattern: %s", why);
 	} else {
 		log_fd = ga_logfile_open(path, p->cfg.log_file_mode);
 		if (log_fd < 0)
-			snprintf(logerr, sizeof(logerr), "cannot create %s: %s", path,
-				 strerror(-log_fd));
+			snprintf(logerr, sizeof(logerr), "cannot create %s: %s",
+			         path, strerror(-log_fd));
 	}
 	if (log_fd >= 0) {
 		struct ga_log_header h = {
-			R.job, R.step, gtid, R.node, R.user, 0, NULL,
-			time(NULL), GA_VERSION,
+		        R.job, R.step, gtid,       R.node,     R.user,
+		        0,     NULL,   time(NULL), GA_VERSION,
 		};
 
-		if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) == ESPANK_SUCCESS) {
+		if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) ==
+		    ESPANK_SUCCESS) {
 			h.argc = argc;
 			h.argv = argv;
 		}
 		rc = ga_logfile_write_header(log_fd, &h);
 		if (rc < 0)
-			snprintf(logerr, sizeof(logerr), "cannot write %s: %s", path,
-				 strerror(-rc));
+			snprintf(logerr, sizeof(logerr), "cannot write %s: %s",
+			         path, strerror(-rc));
 	}
 	if (logerr[0])
 		ga_log(GA_LOG_ERROR, "gpualert: task %u: %s", gtid, logerr);
 	{
 		struct ga_capture_opts o = {
-			.task_id = gtid,
-			.log_fd = log_fd,
-			.log_private = ga_capture_pattern_has(p->cfg.log_pattern, "jst"),
-			.sock_fd = ga_collector_task_fd(R.coll),
-			.rules_dir = p->cfg.rules_dir,
-			.classify = true,
-			.tail_lines = p->cfg.tail_lines,
-			.max_rss = p->cfg.helper_max_rss,
-			.work_dir = cwd,
-			.log_error = logerr[0] ? logerr : NULL,
+		        .task_id = gtid,
+		        .log_fd = log_fd,
+		        .log_private = ga_capture_pattern_has(
+		                p->cfg.log_pattern, "jst"),
+		        .sock_fd = ga_collector_task_fd(R.coll),
+		        .rules_dir = p->cfg.rules_dir,
+		        .classify = true,
+		        .tail_lines = p->cfg.tail_lines,
+		        .max_rss = p->cfg.helper_max_rss,
+		        .work_dir = cwd,
+		        .log_error = logerr[0] ? logerr : NULL,
 		};
 
 		ga_capture_start(&o, &mode, &cwhy);
@@ -248,7 +256,8 @@ int ga_remote_task_post_fork(spank_t sp)
 	uint32_t gtid;
 	struct task_rec *t;
 
-	if (!R.active || spank_get_item(sp, S_TASK_GLOBAL_ID, &gtid) != ESPANK_SUCCESS)
+	if (!R.active ||
+	    spank_get_item(sp, S_TASK_GLOBAL_ID, &gtid) != ESPANK_SUCCESS)
 		return 0;
 	t = task_rec(gtid);
 	if (t)
@@ -261,16 +270,17 @@ int ga_remote_task_post_fork(spank_t sp)
 static int read_oom_kills(uint32_t local_id)
 {
 	char path[PATH_MAX], line[128], host[256] = "";
-	const char *names[2] = { R.node, host };
+	const char *names[2] = {R.node, host};
 	int kills = 0;
 
 	gethostname(host, sizeof(host) - 1);
 	for (int i = 0; i < 2; i++) {
 		FILE *f;
 
-		snprintf(path, sizeof(path),
-			 "/sys/fs/cgroup/memory/slurm_%s/uid_%u/job_%u/step_%s/task_%u/memory.oom_control",
-			 names[i], (unsigned)R.uid, R.job_id, R.step, local_id);
+		snprintf(
+		        path, sizeof(path),
+		        "/sys/fs/cgroup/memory/slurm_%s/uid_%u/job_%u/step_%s/task_%u/memory.oom_control",
+		        names[i], (unsigned)R.uid, R.job_id, R.step, local_id);
 		f = fopen(path, "re");
 		if (!f)
 			continue;
@@ -292,7 +302,8 @@ static void query_scheduler(void)
 
 	R.sched_queried = true;
 	if (slurm_load_job(&msg, R.job_id, SHOW_ALL) != 0 || !msg) {
-		ga_log(GA_LOG_INFO, "gpualert: task_exit: slurm_load_job(%u) failed",
+		ga_log(GA_LOG_INFO,
+		       "gpualert: task_exit: slurm_load_job(%u) failed",
 		       R.job_id);
 		return;
 	}
@@ -357,10 +368,13 @@ int ga_remote_task_exit(spank_t sp)
 	t->oom_kills = read_oom_kills(ltid);
 	/* Wait (bounded) for the helper: after the last task_exit Slurm
 	 * kills whatever is left in the step cgroup, helper included. */
-	tc = ga_collector_finish_task(R.coll, gtid, (int)p->cfg.drain_timeout_ms, &waited);
-	ga_log(GA_LOG_INFO, "gpualert: task_exit: task %u status 0x%x, waited %.1f ms "
-	       "for the capture (%s, %llu bytes, helper peak RSS %llu KiB)", gtid,
-	       (unsigned)ws, waited, tc && tc->have_state ? "state received" : "no state",
+	tc = ga_collector_finish_task(R.coll, gtid,
+	                              (int)p->cfg.drain_timeout_ms, &waited);
+	ga_log(GA_LOG_INFO,
+	       "gpualert: task_exit: task %u status 0x%x, waited %.1f ms "
+	       "for the capture (%s, %llu bytes, helper peak RSS %llu KiB)",
+	       gtid, (unsigned)ws, waited,
+	       tc && tc->have_state ? "state received" : "no state",
 	       tc ? (unsigned long long)tc->bytes : 0ULL,
 	       tc ? (unsigned long long)tc->helper_maxrss_kib : 0ULL);
 	if (WIFSIGNALED(ws) && !R.sched_queried && p->cfg.query_scheduler)
@@ -369,7 +383,7 @@ int ga_remote_task_exit(spank_t sp)
 }
 
 static void fill_task(struct ga_task_report *tr, const struct task_rec *t,
-		      const struct ga_ruleset *rs)
+                      const struct ga_ruleset *rs)
 {
 	struct ga_plugin *p = &ga_plugin_state;
 	struct ga_task_capture *tc = ga_collector_task(R.coll, t->id);
@@ -387,10 +401,12 @@ static void fill_task(struct ga_task_report *tr, const struct task_rec *t,
 	if (st.signal)
 		st.state = R.sched;
 	if (tc && tc->work_dir) {
-		struct ga_log_ids ids = { R.job, R.step, t->id, R.user, R.job_name,
-					  R.node, tc->work_dir };
+		struct ga_log_ids ids = {R.job,       R.step,     t->id,
+		                         R.user,      R.job_name, R.node,
+		                         tc->work_dir};
 
-		if (ga_logfile_expand(p->cfg.log_pattern, &ids, path, sizeof(path), NULL) == 0)
+		if (ga_logfile_expand(p->cfg.log_pattern, &ids, path,
+		                      sizeof(path), NULL) == 0)
 			ga_report_set(&tr->log_path, path);
 	}
 	if (!tc || !tc->started)
@@ -411,9 +427,11 @@ static void fill_task(struct ga_task_report *tr, const struct task_rec *t,
 	if (c && tc && tc->have_state && tc->state && tc->state_len) {
 		const char *perr = NULL;
 
-		if (ga_classifier_read_state(c, tc->state, tc->state_len, &perr) < 0)
-			ga_log(GA_LOG_INFO, "gpualert: exit: task %u: bad state: %s",
-			       t->id, perr ? perr : "?");
+		if (ga_classifier_read_state(c, tc->state, tc->state_len,
+		                             &perr) < 0)
+			ga_log(GA_LOG_INFO,
+			       "gpualert: exit: task %u: bad state: %s", t->id,
+			       perr ? perr : "?");
 	}
 	if (c)
 		ga_classifier_finish(c, &st, &tr->verdict);
@@ -439,10 +457,13 @@ static void collect_files(const struct ga_report *r)
 		    ga_status_failed(&r->tasks[i].verdict.status))
 			logs[n++] = r->tasks[i].log_path;
 	if (ga_artifacts_collect(p->cfg.spool_dir, name, R.uid, R.gid,
-				 r->work_dir ? r->work_dir : "/", logs, n,
-				 p->cfg.artifact_globs, p->cfg.attach_budget) < 0)
-		ga_log(GA_LOG_INFO, "gpualert: exit: step %s.%s: attachments not "
-		       "collected", R.job, R.step);
+	                         r->work_dir ? r->work_dir : "/", logs, n,
+	                         p->cfg.artifact_globs,
+	                         p->cfg.attach_budget) < 0)
+		ga_log(GA_LOG_INFO,
+		       "gpualert: exit: step %s.%s: attachments not "
+		       "collected",
+		       R.job, R.step);
 }
 
 static double ms(const struct timespec *a, const struct timespec *b)
@@ -505,16 +526,19 @@ int ga_remote_exit(spank_t sp)
 	    (R.alert.mode == GA_MODE_EMAIL || R.alert.mode == GA_MODE_WEBHOOK))
 		collect_files(&r);
 	rc = ga_spool_put_report(&p->cfg, &r);
-	if (rc < 0 && (R.alert.mode == GA_MODE_EMAIL || R.alert.mode == GA_MODE_WEBHOOK))
-		slurm_spank_log("gpualert: cannot queue the report for job %s step %s "
-				"(%s): no notification will be sent for it",
-				R.job, R.step, strerror(-rc));
+	if (rc < 0 &&
+	    (R.alert.mode == GA_MODE_EMAIL || R.alert.mode == GA_MODE_WEBHOOK))
+		slurm_spank_log(
+		        "gpualert: cannot queue the report for job %s step %s "
+		        "(%s): no notification will be sent for it",
+		        R.job, R.step, strerror(-rc));
 	clock_gettime(CLOCK_MONOTONIC, &t3);
-	ga_log(GA_LOG_INFO, "gpualert: exit: step %s.%s: %zu task(s), class %s, "
+	ga_log(GA_LOG_INFO,
+	       "gpualert: exit: step %s.%s: %zu task(s), class %s, "
 	       "report %s in %.1f ms (rules %.1f, verdicts %.1f, spool %.1f)",
-	       R.job, R.step, r.n_tasks,
-	       ga_class_name(ga_report_class(&r)), rc < 0 ? "NOT spooled" : "spooled",
-	       ms(&t0, &t3), ms(&t0, &t1), ms(&t1, &t2), ms(&t2, &t3));
+	       R.job, R.step, r.n_tasks, ga_class_name(ga_report_class(&r)),
+	       rc < 0 ? "NOT spooled" : "spooled", ms(&t0, &t3), ms(&t0, &t1),
+	       ms(&t1, &t2), ms(&t2, &t3));
 	ga_report_finish(&r);
 	ga_ruleset_destroy(rs);
 out:

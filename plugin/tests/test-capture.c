@@ -55,9 +55,9 @@ static void path(char *buf, const char *name)
 
 /* KILL_HELPER: SIGKILL the helper as soon as it announced itself. */
 static struct run run_task(const char *cmd, const char *out, const char *err,
-			   const char *log, bool kill_helper)
+                           const char *log, bool kill_helper)
 {
-	struct run r = { .task = next_task++ };
+	struct run r = {.task = next_task++};
 	char po[PATH_MAX], pe[PATH_MAX], pl[PATH_MAX];
 	double t0 = now();
 	pid_t pid;
@@ -65,23 +65,35 @@ static struct run run_task(const char *cmd, const char *out, const char *err,
 	path(po, out);
 	path(pe, err ? err : out);
 	path(pl, log);
-	unlink(pl);     /* a rerun under the same name starts afresh */
+	unlink(pl); /* a rerun under the same name starts afresh */
 	pid = fork();
 	if (pid == 0) {
 		int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int fe = err ? open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644) : fo;
+		int fe = err ? open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644)
+		             : fo;
 		int lf = ga_logfile_open(pl, 0600);
 		enum ga_capture_mode mode;
 		const char *why;
 		struct ga_capture_opts o = {
-			.task_id = r.task, .log_fd = lf, .log_private = private_log,
-			.sock_fd = ga_collector_task_fd(coll),
-			.classify = true, .max_rss = 256u << 20, .work_dir = dir,
+		        .task_id = r.task,
+		        .log_fd = lf,
+		        .log_private = private_log,
+		        .sock_fd = ga_collector_task_fd(coll),
+		        .classify = true,
+		        .max_rss = 256u << 20,
+		        .work_dir = dir,
 		};
 
-		struct ga_log_header h = { "1", "0", r.task, "node", "user", 3,
-					   (char *[]){ "sh", "-c", (char *)cmd, NULL },
-					   time(NULL), "test" };
+		struct ga_log_header h = {
+		        "1",
+		        "0",
+		        r.task,
+		        "node",
+		        "user",
+		        3,
+		        (char *[]){"sh", "-c", (char *)cmd, NULL},
+		        time(NULL),
+		        "test"};
 
 		ga_logfile_write_header(lf, &h);
 		dup2(fo, 1);
@@ -116,11 +128,11 @@ static struct run run_task(const char *cmd, const char *out, const char *err,
  * limits the files the task and its helper may write: the log fails
  * there (EFBIG) while the output, a pipe, goes on. */
 static struct run run_dest(const char *cmd, const char *out, const char *log,
-			   enum dest d, long fsize)
+                           enum dest d, long fsize)
 {
-	struct run r = { .task = next_task++ };
+	struct run r = {.task = next_task++};
 	char po[PATH_MAX], pl[PATH_MAX];
-	int sv[2] = { -1, -1 };
+	int sv[2] = {-1, -1};
 	pid_t pid, reader = -1;
 	double t0 = now();
 
@@ -151,13 +163,24 @@ static struct run run_dest(const char *cmd, const char *out, const char *log,
 		enum ga_capture_mode mode;
 		const char *why;
 		struct ga_capture_opts o = {
-			.task_id = r.task, .log_fd = lf, .log_private = private_log,
-			.sock_fd = ga_collector_task_fd(coll),
-			.classify = true, .max_rss = 256u << 20, .work_dir = dir,
+		        .task_id = r.task,
+		        .log_fd = lf,
+		        .log_private = private_log,
+		        .sock_fd = ga_collector_task_fd(coll),
+		        .classify = true,
+		        .max_rss = 256u << 20,
+		        .work_dir = dir,
 		};
-		struct ga_log_header h = { "1", "0", r.task, "node", "user", 3,
-					   (char *[]){ "sh", "-c", (char *)cmd, NULL },
-					   time(NULL), "test" };
+		struct ga_log_header h = {
+		        "1",
+		        "0",
+		        r.task,
+		        "node",
+		        "user",
+		        3,
+		        (char *[]){"sh", "-c", (char *)cmd, NULL},
+		        time(NULL),
+		        "test"};
 
 		if (d == D_FILE || d == D_APPEND) {
 			fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -171,9 +194,9 @@ static struct run run_dest(const char *cmd, const char *out, const char *log,
 		}
 		ga_logfile_write_header(lf, &h);
 		if (fsize) {
-			struct rlimit rl = { (rlim_t)fsize, (rlim_t)fsize };
+			struct rlimit rl = {(rlim_t)fsize, (rlim_t)fsize};
 
-			signal(SIGXFSZ, SIG_IGN);       /* EFBIG instead */
+			signal(SIGXFSZ, SIG_IGN); /* EFBIG instead */
 			setrlimit(RLIMIT_FSIZE, &rl);
 		}
 		dup2(fo, 1);
@@ -219,7 +242,8 @@ static const char *verdict_class(const struct run *r)
 	ga_status_from_wait(&st, r->status);
 	snprintf(name, sizeof(name), "(no state)");
 	if (r->tc && r->tc->have_state &&
-	    ga_classifier_read_state(c, r->tc->state, r->tc->state_len, &err) == 0) {
+	    ga_classifier_read_state(c, r->tc->state, r->tc->state_len, &err) ==
+	            0) {
 		ga_classifier_finish(c, &st, &v);
 		snprintf(name, sizeof(name), "%s", ga_class_name(v.cls));
 	}
@@ -249,20 +273,26 @@ static void test_large(void)
 	for (int i = 1; i <= 1000000; i++)
 		ga_buf_printf(&exp, "%d\n", i);
 	ga_buf_puts(&exp, "LAST-LINE\n");
-	r = run_task("seq 1 1000000; echo LAST-LINE", "large.out", NULL, "large.log", false);
+	r = run_task("seq 1 1000000; echo LAST-LINE", "large.out", NULL,
+	             "large.log", false);
 	out = slurp("large.out", &olen);
 	log = slurp("large.log", &llen);
 	body = log_body(log);
 	elen = exp.len;
-	ok(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "1,000,000 lines: task exit 0");
+	ok(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0,
+	   "1,000,000 lines: task exit 0");
 	ok(out && olen == elen && !memcmp(out, exp.data, elen),
 	   "1,000,000 lines: output byte-identical (%zu bytes)", olen);
-	ok(body && (size_t)(llen - (size_t)(body - log)) == elen && !memcmp(body, exp.data, elen),
+	ok(body && (size_t)(llen - (size_t)(body - log)) == elen &&
+	           !memcmp(body, exp.data, elen),
 	   "1,000,000 lines: durable log = header + the same bytes");
 	ok(r.tc && r.tc->have_state && r.tc->bytes == elen,
-	   "helper reported %llu bytes", r.tc ? (unsigned long long)r.tc->bytes : 0ULL);
-	ok(r.tc && r.tc->mode == GA_CAPTURE_MERGED, "same file on fd 1 and 2: one pipe");
-	printf("# 1M lines: wall %.3f s, collector waited %.2f ms after exit\n", r.wall, r.waited);
+	   "helper reported %llu bytes",
+	   r.tc ? (unsigned long long)r.tc->bytes : 0ULL);
+	ok(r.tc && r.tc->mode == GA_CAPTURE_MERGED,
+	   "same file on fd 1 and 2: one pipe");
+	printf("# 1M lines: wall %.3f s, collector waited %.2f ms after exit\n",
+	       r.wall, r.waited);
 	free(out);
 	free(log);
 	ga_buf_finish(&exp);
@@ -272,8 +302,8 @@ static void test_large(void)
 static void test_dest(enum dest d, const char *name, long fsize)
 {
 	static const char *cmd =
-		"seq 1 500000; echo 'RuntimeError: CUDA out of memory. "
-		"Tried to allocate 2.00 GiB' >&2; echo LAST-LINE; exit 1";
+	        "seq 1 500000; echo 'RuntimeError: CUDA out of memory. "
+	        "Tried to allocate 2.00 GiB' >&2; echo LAST-LINE; exit 1";
 	char out[64], log[64];
 	size_t olen = 0, llen = 0, skip = 0;
 	struct ga_buf exp;
@@ -284,8 +314,10 @@ static void test_dest(enum dest d, const char *name, long fsize)
 	ga_buf_init(&exp);
 	for (int i = 1; i <= 500000; i++)
 		ga_buf_printf(&exp, "%d\n", i);
-	ga_buf_puts(&exp, "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
-		    "LAST-LINE\n");
+	ga_buf_puts(
+	        &exp,
+	        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+	        "LAST-LINE\n");
 	snprintf(out, sizeof(out), "dest-%s.out", name);
 	snprintf(log, sizeof(log), "dest-%s.log", name);
 	r = run_dest(cmd, out, log, d, fsize);
@@ -293,28 +325,32 @@ static void test_dest(enum dest d, const char *name, long fsize)
 	l = slurp(log, &llen);
 	body = log_body(l);
 	if (d == D_APPEND)
-		skip = 13;      /* "previous run\n" */
-	ok(o && olen == exp.len + skip && !memcmp(o + skip, exp.data, exp.len) &&
-	   (!skip || !memcmp(o, "previous run\n", skip)),
+		skip = 13; /* "previous run\n" */
+	ok(o && olen == exp.len + skip &&
+	           !memcmp(o + skip, exp.data, exp.len) &&
+	           (!skip || !memcmp(o, "previous run\n", skip)),
 	   "%s: output byte-identical (%zu bytes)", name, olen);
 	ok(r.tc && r.tc->have_state && r.tc->bytes == exp.len &&
-	   !(r.tc->flags & GA_CAPTURE_F_OUT_LOST),
+	           !(r.tc->flags & GA_CAPTURE_F_OUT_LOST),
 	   "%s: helper copied %llu bytes, flags 0x%x", name,
-	   r.tc ? (unsigned long long)r.tc->bytes : 0ULL, r.tc ? r.tc->flags : 0);
+	   r.tc ? (unsigned long long)r.tc->bytes : 0ULL,
+	   r.tc ? r.tc->flags : 0);
 	if (!fsize) {
 		ok(body && llen - (size_t)(body - l) == exp.len &&
-		   !memcmp(body, exp.data, exp.len),
+		           !memcmp(body, exp.data, exp.len),
 		   "%s: durable log = header + the same bytes", name);
-		ok(!strcmp(verdict_class(&r), "cuda_oom"), "%s: classified %s", name,
-		   verdict_class(&r));
+		ok(!strcmp(verdict_class(&r), "cuda_oom"), "%s: classified %s",
+		   name, verdict_class(&r));
 	} else {
 		size_t blen = body ? llen - (size_t)(body - l) : 0;
 
 		ok(r.tc && (r.tc->flags & GA_CAPTURE_F_LOG_LOST) && body &&
-		   blen < exp.len && !memcmp(body, exp.data, blen),
-		   "%s: the log stops where it failed (%zu bytes), a clean prefix", name, blen);
+		           blen < exp.len && !memcmp(body, exp.data, blen),
+		   "%s: the log stops where it failed (%zu bytes), a clean prefix",
+		   name, blen);
 		ok(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 1,
-		   "%s: the task ran on unaffected (status 0x%x)", name, r.status);
+		   "%s: the task ran on unaffected (status 0x%x)", name,
+		   r.status);
 	}
 	free(o);
 	free(l);
@@ -336,7 +372,8 @@ static void test_binary(void)
 	r = run_task(cmd, "bin.out", NULL, "bin.log", false);
 	src = slurp("random.bin", &a);
 	out = slurp("bin.out", &b);
-	ok(src && out && a == b && !memcmp(src, out, a) && r.tc && r.tc->bytes == a,
+	ok(src && out && a == b && !memcmp(src, out, a) && r.tc &&
+	           r.tc->bytes == a,
 	   "20 MB of random bytes copied byte for byte");
 	free(src);
 	free(out);
@@ -351,8 +388,9 @@ static void test_merged_order(void)
 	ga_buf_init(&exp);
 	for (int i = 0; i < 300; i++)
 		ga_buf_printf(&exp, "o%d\ne%d\n", i, i);
-	run_task("i=0; while [ $i -lt 300 ]; do echo o$i; echo e$i >&2; i=$((i+1)); done",
-		 "merged.out", NULL, "merged.log", false);
+	run_task(
+	        "i=0; while [ $i -lt 300 ]; do echo o$i; echo e$i >&2; i=$((i+1)); done",
+	        "merged.out", NULL, "merged.log", false);
 	out = slurp("merged.out", &len);
 	ok(out && len == exp.len && !memcmp(out, exp.data, len),
 	   "merged: stdout/stderr order preserved in the shared file");
@@ -368,21 +406,25 @@ static void test_split(void)
 	struct run r;
 	int lines_ok = 1;
 
-	r = run_task("i=0; while [ $i -lt 2000 ]; do echo out-line-$i; echo err-line-$i >&2; "
-		     "i=$((i+1)); done", "split.out", "split.err", "split.log", false);
+	r = run_task(
+	        "i=0; while [ $i -lt 2000 ]; do echo out-line-$i; echo err-line-$i >&2; "
+	        "i=$((i+1)); done",
+	        "split.out", "split.err", "split.log", false);
 	o = slurp("split.out", &lo);
 	e = slurp("split.err", &le);
 	l = slurp("split.log", &ll);
 	body = log_body(l);
-	ok(r.tc && r.tc->mode == GA_CAPTURE_SPLIT, "different files: two pipes");
+	ok(r.tc && r.tc->mode == GA_CAPTURE_SPLIT,
+	   "different files: two pipes");
 	ok(o && e && !strstr(o, "err-") && !strstr(e, "out-") &&
-	   strstr(o, "out-line-1999\n") && strstr(e, "err-line-1999\n"),
+	           strstr(o, "out-line-1999\n") && strstr(e, "err-line-1999\n"),
 	   "split: stdout and stderr stay in their own files");
 	/* Every log line is a whole line of one stream. */
 	for (const char *p = body; p && *p && lines_ok;) {
 		const char *nl = strchr(p, '\n');
 
-		if (!nl || (strncmp(p, "out-line-", 9) && strncmp(p, "err-line-", 9)))
+		if (!nl ||
+		    (strncmp(p, "out-line-", 9) && strncmp(p, "err-line-", 9)))
 			lines_ok = 0;
 		p = nl ? nl + 1 : NULL;
 	}
@@ -397,7 +439,8 @@ static void test_background(void)
 {
 	size_t len = 0;
 	char *out;
-	struct run r = run_task("sleep 30 & echo bye", "bg.out", NULL, "bg.log", false);
+	struct run r = run_task("sleep 30 & echo bye", "bg.out", NULL, "bg.log",
+	                        false);
 
 	out = slurp("bg.out", &len);
 	ok(r.tc && r.tc->have_state && r.waited < 1000,
@@ -410,11 +453,13 @@ static void test_background(void)
 
 static void test_fast_exit(void)
 {
-	struct run r = run_task("exec /nonexistent/program", "exec.out", NULL, "exec.log", false);
+	struct run r = run_task("exec /nonexistent/program", "exec.out", NULL,
+	                        "exec.log", false);
 	size_t len = 0;
 	char *log = slurp("exec.log", &len);
 
-	ok(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 127, "exec failure: status 127");
+	ok(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 127,
+	   "exec failure: status 127");
 	ok(log && strstr(log, GA_LOG_HEADER_END) && strstr(log, "nonexistent"),
 	   "exec failure: the log has the header and the shell's message");
 	ok(r.tc && r.tc->have_state, "exec failure: state arrived");
@@ -423,27 +468,32 @@ static void test_fast_exit(void)
 
 static void test_classify(void)
 {
-	struct run r = run_task("echo step 1; echo 'RuntimeError: CUDA out of memory. "
-				"Tried to allocate 2.00 GiB' >&2; exit 1",
-				"oom.out", NULL, "oom.log", false);
+	struct run r = run_task(
+	        "echo step 1; echo 'RuntimeError: CUDA out of memory. "
+	        "Tried to allocate 2.00 GiB' >&2; exit 1",
+	        "oom.out", NULL, "oom.log", false);
 
-	ok(!strcmp(verdict_class(&r), "cuda_oom"), "classified through the helper's state: %s",
-	   verdict_class(&r));
+	ok(!strcmp(verdict_class(&r), "cuda_oom"),
+	   "classified through the helper's state: %s", verdict_class(&r));
 	r = run_task("echo fine", "ok.out", NULL, "ok.log", false);
-	ok(!strcmp(verdict_class(&r), "success"), "success: %s", verdict_class(&r));
+	ok(!strcmp(verdict_class(&r), "success"), "success: %s",
+	   verdict_class(&r));
 }
 
 static void test_helper_killed(void)
 {
-	struct run r = run_task("echo first; sleep 0.3; echo second; echo third",
-				"killed.out", NULL, "killed.log", true);
+	struct run r = run_task(
+	        "echo first; sleep 0.3; echo second; echo third", "killed.out",
+	        NULL, "killed.log", true);
 
 	/* Documented behaviour: like tee(1) going away, the task's next
 	 * write gets SIGPIPE (srun: "Broken pipe", rc 141). */
 	ok(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGPIPE,
-	   "helper killed: the task's next write gets SIGPIPE (status 0x%x)", r.status);
+	   "helper killed: the task's next write gets SIGPIPE (status 0x%x)",
+	   r.status);
 	ok(r.tc && r.tc->started && !r.tc->have_state && r.waited < 1000,
-	   "helper killed: the collector notices in %.1f ms, no state", r.waited);
+	   "helper killed: the collector notices in %.1f ms, no state",
+	   r.waited);
 }
 
 int main(void)
@@ -457,7 +507,7 @@ int main(void)
 	if (!coll)
 		skip_all("socketpair failed");
 	test_large();
-	private_log = false;    /* the read/write loop, as for a shared log */
+	private_log = false; /* the read/write loop, as for a shared log */
 	test_large();
 	test_classify();
 	private_log = true;
