@@ -501,11 +501,11 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	snprintf(dir, sizeof(dir), "/tmp/ga-capture-XXXXXX");
 	if (!mkdtemp(dir))
-		skip_all("no temporary directory");
+		tap_skip_all("no temporary directory");
 	signal(SIGPIPE, SIG_DFL);
 	coll = ga_collector_create(false, getuid());
 	if (!coll)
-		skip_all("socketpair failed");
+		tap_skip_all("socketpair failed");
 	test_large();
 	private_log = false; /* the read/write loop, as for a shared log */
 	test_large();

@@ -177,7 +177,7 @@ int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/ga-logfile-XXXXXX");
 	if (!mkdtemp(dir))
-		skip_all("no temporary directory");
+		tap_skip_all("no temporary directory");
 	test_expand();
 	test_open();
 	test_header();
