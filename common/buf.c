@@ -94,6 +94,31 @@ void ga_buf_printf(struct ga_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+void ga_buf_put_markup(struct ga_buf *b, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		switch (s[i]) {
+		case '&':
+			ga_buf_puts(b, "&amp;");
+			break;
+		case '<':
+			ga_buf_puts(b, "&lt;");
+			break;
+		case '>':
+			ga_buf_puts(b, "&gt;");
+			break;
+		case '"':
+			ga_buf_puts(b, "&quot;");
+			break;
+		default:
+			if ((unsigned char)s[i] >= 0x20 || s[i] == '\t' ||
+			    s[i] == '\n')
+				ga_buf_putc(b, s[i]);
+			break;
+		}
+	}
+}
+
 char *ga_buf_steal(struct ga_buf *b)
 {
 	char *data;

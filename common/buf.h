@@ -25,6 +25,11 @@ void ga_buf_putc(struct ga_buf *b, char c);
 void ga_buf_printf(struct ga_buf *b, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
+/* Append S (LEN bytes) as HTML/XML text: & < > " escaped, C0 control
+ * characters other than tab and newline dropped (XML 1.0 forbids them
+ * even escaped). */
+void ga_buf_put_markup(struct ga_buf *b, const char *s, size_t len);
+
 /* Hand the data over to the caller (who frees it) and reset B.  Returns
  * NULL if any append failed (the data is freed then). Returns "" (heap) for
  * an empty buffer. */

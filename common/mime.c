@@ -467,29 +467,6 @@ struct line_sink {
 	struct ga_buf *html;
 };
 
-static void html_escape(struct ga_buf *out, const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		switch (s[i]) {
-		case '&':
-			ga_buf_puts(out, "&amp;");
-			break;
-		case '<':
-			ga_buf_puts(out, "&lt;");
-			break;
-		case '>':
-			ga_buf_puts(out, "&gt;");
-			break;
-		case '"':
-			ga_buf_puts(out, "&quot;");
-			break;
-		default:
-			ga_buf_putc(out, s[i]);
-			break;
-		}
-	}
-}
-
 /* Write a paragraph: TEXT goes verbatim to text/plain, escaped into HTML
  * wrapped in TAG ("p", "h2", "pre", "li"). */
 static void para(struct line_sink *k, const char *tag, struct ga_buf *text)
@@ -501,7 +478,7 @@ static void para(struct line_sink *k, const char *tag, struct ga_buf *text)
 	if (!strcmp(tag, "h2"))
 		ga_buf_putc(k->txt, '\n'); /* the headline stands alone */
 	ga_buf_printf(k->html, "<%s>", tag);
-	html_escape(k->html, t, text->len);
+	ga_buf_put_markup(k->html, t, text->len);
 	ga_buf_printf(k->html, "</%s>\n", tag);
 	ga_buf_reset(text);
 }

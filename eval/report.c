@@ -374,30 +374,6 @@ void ga_eval_report_json(const struct ga_eval *ev, bool errors,
 #define GAP 60      /* between panels, room for the last slanted label */
 #define FOOT 64
 
-static void xml_text(struct ga_buf *out, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&':
-			ga_buf_puts(out, "&amp;");
-			break;
-		case '<':
-			ga_buf_puts(out, "&lt;");
-			break;
-		case '>':
-			ga_buf_puts(out, "&gt;");
-			break;
-		case '"':
-			ga_buf_puts(out, "&quot;");
-			break;
-		default:
-			/* XML 1.0 forbids most C0 controls even escaped. */
-			if ((unsigned char)*s >= 0x20 || *s == '\t')
-				ga_buf_putc(out, *s);
-		}
-	}
-}
-
 /* White to dark blue as V goes 0 to 1 (ColorBrewer "Blues" ends). */
 static void shade(double v, int rgb[3])
 {
@@ -511,9 +487,11 @@ void ga_eval_report_svg(const struct ga_eval *ev, struct ga_buf *out)
 	              "fill=\"#333333\">%zu logs from ",
 	              fy, ga_eval_count(ev));
 	for (size_t i = 0; i < ga_eval_manifest_count(ev); i++) {
+		const char *name = ga_eval_manifest(ev, i);
+
 		if (i)
 			ga_buf_puts(out, ", ");
-		xml_text(out, ga_eval_manifest(ev, i));
+		ga_buf_put_markup(out, name, strlen(name));
 	}
 	ga_buf_printf(out,
 	              ". Cells: counts, shaded by the share of the gold "
@@ -521,6 +499,7 @@ void ga_eval_report_svg(const struct ga_eval *ev, struct ga_buf *out)
 	              "<text x=\"10\" y=\"%d\" font-size=\"11\" "
 	              "fill=\"#333333\">",
 	              fy + 18);
-	xml_text(out, ga_eval_macro_f1_definition);
+	ga_buf_put_markup(out, ga_eval_macro_f1_definition,
+	                  strlen(ga_eval_macro_f1_definition));
 	ga_buf_puts(out, ".</text>\n</svg>\n");
 }
