@@ -50,7 +50,7 @@ def main():
     elif mode == 'string':
         text = string(*sys.argv[3:6])
     else:
-        sys.exit('embed.py: unknown mode %r' % mode)
+        raise ValueError('embed.py: unknown mode %r' % mode)
     with open(output, 'w', encoding='utf-8') as f:
         f.write(text)
 
