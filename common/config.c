@@ -50,6 +50,7 @@ static const struct key keys[] = {
         {"mail", "tls", K_TLS, F(tls), 0, 0},
         {"mail", "from", K_STR, F(mail_from), 0, 254},
         {"mail", "credentials_file", K_STR, F(credentials_file), 0, PATH_MAX},
+        {"mail", "ca_file", K_STR, F(ca_file), 0, PATH_MAX},
         {"mail", "connect_timeout", K_UINT, F(connect_timeout_s), 1, 600},
         {"mail", "timeout", K_UINT, F(timeout_s), 1, 3600},
         {"mail", "attach_budget", K_U64, F(attach_budget), 0, 100 * MiB},
@@ -125,8 +126,10 @@ int ga_config_init(struct ga_config *cfg)
 	cfg->smtp_url = strdup("smtp://localhost:25");
 	cfg->mail_from = strdup("gpualert@localhost");
 	cfg->artifact_globs = strdup("");
+	cfg->ca_file = strdup("");
 	if (!cfg->log_pattern || !cfg->rules_dir || !cfg->spool_dir ||
-	    !cfg->smtp_url || !cfg->mail_from || !cfg->artifact_globs)
+	    !cfg->smtp_url || !cfg->mail_from || !cfg->artifact_globs ||
+	    !cfg->ca_file)
 		return -ENOMEM;
 	return 0;
 }

@@ -62,6 +62,7 @@ struct ga_config {
 	enum ga_tls tls;
 	char *mail_from;
 	char *credentials_file; /* "user:password", root/service only */
+	char *ca_file;          /* CA bundle for the relay; "": the system's */
 	unsigned connect_timeout_s;
 	unsigned timeout_s;
 	uint64_t attach_budget; /* bytes of attachments per message */

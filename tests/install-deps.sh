@@ -9,7 +9,7 @@ packages=(
 	libpcre2-dev libinih-dev libcurl4-openssl-dev zlib1g-dev
 	slurmctld slurmd slurm-client libslurm-dev munge
 	python3 python3-aiosmtpd
-	clang clang-format time procps util-linux
+	clang clang-format openssl time procps util-linux
 )
 
 if [ "$(id -u)" != 0 ]; then

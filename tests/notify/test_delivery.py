@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import ssl
 import signal
 import socket
 import subprocess
@@ -79,6 +80,7 @@ class Handler:
         if self.mode == "550":
             return "550 5.1.1 mailbox unavailable"
         self.count += 1
+        self.tls_used = session.ssl is not None
         path = os.path.join(self.maildir, "%04d.eml" % self.count)
         with open(path, "wb") as f:
             f.write(envelope.original_content or envelope.content)
@@ -88,10 +90,14 @@ class Handler:
 
 
 class Smtp:
-    def __init__(self, port, maildir):
+    def __init__(self, port, maildir, tls_context=None):
         self.handler = Handler(maildir)
         self.port = port
-        self.ctl = Controller(self.handler, hostname="127.0.0.1", port=port)
+        extra = {}
+        if tls_context:
+            extra = {"tls_context": tls_context, "require_starttls": True}
+        self.ctl = Controller(self.handler, hostname="127.0.0.1", port=port,
+                              **extra)
 
     def start(self):
         self.ctl.start()
@@ -396,6 +402,41 @@ def test_tls_required():
         e.cleanup()
 
 
+def test_starttls_verified():
+    """STARTTLS required and offered, the relay's certificate signed by a
+    site CA given with [mail] ca_file: delivered over TLS.  Without the
+    CA the certificate is not trusted: kept, never sent in the clear."""
+    e = Env()
+    key = os.path.join(e.root, "key.pem")
+    cert = os.path.join(e.root, "cert.pem")
+    r = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
+                        "-nodes", "-keyout", key, "-out", cert, "-days", "1",
+                        "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        ok(False, "openssl made a test certificate", r.stderr)
+        return
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(cert, key)
+    smtp = Smtp(e.port, e.maildir, tls_context=ctx).start()
+    try:
+        e.settings["mail.tls"] = "starttls"
+        e.put(g("single.json"))
+        r = e.send()
+        ok(e.ls("out") and not e.mails(),
+           "an untrusted certificate: kept, nothing sent", r.stderr)
+        e.settings["mail.ca_file"] = cert
+        time.sleep(1.1)  # past retry_base
+        r = e.send()
+        ok(len(e.mails()) == 1 and not e.ls("out"),
+           "with ca_file: delivered", r.stderr)
+        ok(getattr(smtp.handler, "tls_used", False), "... over TLS")
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
 def test_credentials_mode():
     e = Env()
     smtp = Smtp(e.port, e.maildir).start()
@@ -574,7 +615,7 @@ def test_enospc():
 
 for t in (test_delivery_and_structure, test_merge_and_array, test_quiet_period,
           test_down_then_up, test_451_then_ok, test_550, test_hang,
-          test_tls_required, test_credentials_mode, test_killed_mid_delivery,
+          test_tls_required, test_starttls_verified, test_credentials_mode, test_killed_mid_delivery,
           test_sigterm_service, test_rate_limit, test_webhook, test_enospc):
     print("#", t.__name__, flush=True)
     try:
