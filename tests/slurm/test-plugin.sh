@@ -91,7 +91,9 @@ submit() {  # $1=lab $2=name $3=kind $4=opts $5=cmd
             $opts "$J/$name.sh" >"$J/$name.jobid" 2>"$J/$name.submit-err"
     else
         ( cd "$J" && t0=$(date +%s.%N)
-          eval "runuser -u labuser -- srun -J $name $opts $cmd" >"$J/$name.out" 2>"$J/$name.err"
+          # </dev/null: srun forwards its stdin to the tasks, and would
+          # otherwise eat the job list this loop is reading.
+          eval "runuser -u labuser -- srun -J $name $opts $cmd" >"$J/$name.out" 2>"$J/$name.err" </dev/null
           echo $? >"$J/$name.rc"; echo "$(date +%s.%N) - $t0" | bc >"$J/$name.secs" ) &
         sleep 0.3
     fi
@@ -148,8 +150,10 @@ jobcomp() {    # lab jobid -> "STATE EXIT"
     SLURM_CONF=$ROOT/$1/etc/slurm.conf sacct -c -n -j "$2" -o State,ExitCode 2>/dev/null | awk 'NR==1{print $1, $2}'
 }
 # what legitimately differs between the two labs: node names, lab paths,
-# pids in bash's job messages, timestamps and dd's speed
-norm() { sed -e "s/ga${PORT[on]}n/gaNODEn/g; s/ga${PORT[off]}n/gaNODEn/g" \
+# pids in bash's job messages, timestamps, dd's speed, and srun's own
+# scheduling chatter (how long a step waited for CPUs depends on the load)
+norm() { sed -e '/^srun: \(Job step creation temporarily disabled\|Step created for\|job [0-9]* queued and waiting\|job [0-9]* has been allocated\)/d' \
+             -e "s/ga${PORT[on]}n/gaNODEn/g; s/ga${PORT[off]}n/gaNODEn/g" \
              -e 's/AT [0-9T:-]*/AT <time>/g' \
              -e "s#$ROOT/on#LAB#g; s#$ROOT/off#LAB#g" \
              -e 's/^\(.*: line [0-9]*: *\)[0-9]* /\1PID /' \
@@ -236,7 +240,7 @@ done <"$JOBS"
 
 bon=$(cat $ROOT/on/jobs/bgchild.secs) boff=$(cat $ROOT/off/jobs/bgchild.secs)
 check "bgchild: a background child holding stdout does not stall the step (on ${bon}s, off ${boff}s)" \
-    [ "$(echo "$bon < $boff + 2" | bc)" = 1 ]
+    [ "$(echo "$bon < $boff + 4" | bc)" = 1 ]   # a stall would be the 30 s sleep, or the 5 s drain timeout
 # the option is rejected at submission, with a message
 export SLURM_CONF=$ROOT/on/etc/slurm.conf
 out=$(cd $ROOT/on/jobs && runuser -u labuser -- srun --gpualert='email:x y@example.org' true 2>&1); rc=$?
