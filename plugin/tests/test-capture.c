@@ -53,6 +53,51 @@ static void path(char *buf, const char *name)
 	snprintf(buf, PATH_MAX, "%s/%s", dir, name);
 }
 
+/* In a forked child: create the durable log PL with its header, point
+ * fd 1 and 2 at FO and FE, start the capture as the plugin's task_init
+ * does, and exec sh -c CMD.  FSIZE (bytes, 0: none) then limits the files
+ * the task and its helper may write (EFBIG, not SIGXFSZ). */
+static void __attribute__((noreturn))
+exec_captured(const char *cmd, const char *pl, uint32_t task, int fo, int fe,
+              long fsize)
+{
+	int lf = ga_logfile_open(pl, 0600);
+	enum ga_capture_mode mode;
+	const char *why;
+	struct ga_capture_opts o = {
+	        .task_id = task,
+	        .log_fd = lf,
+	        .log_private = private_log,
+	        .sock_fd = ga_collector_task_fd(coll),
+	        .classify = true,
+	        .max_rss = 256u << 20,
+	        .work_dir = dir,
+	};
+	struct ga_log_header h = {"1",
+	                          "0",
+	                          task,
+	                          "node",
+	                          "user",
+	                          3,
+	                          (char *[]){"sh", "-c", (char *)cmd, NULL},
+	                          time(NULL),
+	                          "test"};
+
+	ga_logfile_write_header(lf, &h);
+	if (fsize) {
+		struct rlimit rl = {(rlim_t)fsize, (rlim_t)fsize};
+
+		signal(SIGXFSZ, SIG_IGN); /* EFBIG instead */
+		setrlimit(RLIMIT_FSIZE, &rl);
+	}
+	dup2(fo, 1);
+	dup2(fe, 2);
+	ga_capture_start(&o, &mode, &why);
+	close(lf);
+	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+	_exit(127);
+}
+
 /* KILL_HELPER: SIGKILL the helper as soon as it announced itself. */
 static struct run run_task(const char *cmd, const char *out, const char *err,
                            const char *log, bool kill_helper)
@@ -71,37 +116,8 @@ static struct run run_task(const char *cmd, const char *out, const char *err,
 		int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		int fe = err ? open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644)
 		             : fo;
-		int lf = ga_logfile_open(pl, 0600);
-		enum ga_capture_mode mode;
-		const char *why;
-		struct ga_capture_opts o = {
-		        .task_id = r.task,
-		        .log_fd = lf,
-		        .log_private = private_log,
-		        .sock_fd = ga_collector_task_fd(coll),
-		        .classify = true,
-		        .max_rss = 256u << 20,
-		        .work_dir = dir,
-		};
 
-		struct ga_log_header h = {
-		        "1",
-		        "0",
-		        r.task,
-		        "node",
-		        "user",
-		        3,
-		        (char *[]){"sh", "-c", (char *)cmd, NULL},
-		        time(NULL),
-		        "test"};
-
-		ga_logfile_write_header(lf, &h);
-		dup2(fo, 1);
-		dup2(fe, 2);
-		ga_capture_start(&o, &mode, &why);
-		close(lf);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
+		exec_captured(cmd, pl, r.task, fo, fe, 0);
 	}
 	if (kill_helper) {
 		for (int i = 0; i < 200; i++) {
@@ -159,28 +175,6 @@ static struct run run_dest(const char *cmd, const char *out, const char *log,
 	pid = fork();
 	if (pid == 0) {
 		int fo = sv[1];
-		int lf = ga_logfile_open(pl, 0600);
-		enum ga_capture_mode mode;
-		const char *why;
-		struct ga_capture_opts o = {
-		        .task_id = r.task,
-		        .log_fd = lf,
-		        .log_private = private_log,
-		        .sock_fd = ga_collector_task_fd(coll),
-		        .classify = true,
-		        .max_rss = 256u << 20,
-		        .work_dir = dir,
-		};
-		struct ga_log_header h = {
-		        "1",
-		        "0",
-		        r.task,
-		        "node",
-		        "user",
-		        3,
-		        (char *[]){"sh", "-c", (char *)cmd, NULL},
-		        time(NULL),
-		        "test"};
 
 		if (d == D_FILE || d == D_APPEND) {
 			fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -192,19 +186,7 @@ static struct run run_dest(const char *cmd, const char *out, const char *log,
 				fo = open(po, O_WRONLY | O_APPEND);
 			}
 		}
-		ga_logfile_write_header(lf, &h);
-		if (fsize) {
-			struct rlimit rl = {(rlim_t)fsize, (rlim_t)fsize};
-
-			signal(SIGXFSZ, SIG_IGN); /* EFBIG instead */
-			setrlimit(RLIMIT_FSIZE, &rl);
-		}
-		dup2(fo, 1);
-		dup2(fo, 2);
-		ga_capture_start(&o, &mode, &why);
-		close(lf);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
+		exec_captured(cmd, pl, r.task, fo, fo, fsize);
 	}
 	if (sv[1] >= 0)
 		close(sv[1]);
