@@ -42,23 +42,9 @@ rm -rf "$mail"
 /usr/bin/python3 tests/demo/mailsink.py "$smtp_port" "$mail" &
 sink_pid=$!
 
-# The admin's part: the plugin, its settings and one plugstack line.
-spool=$GPUALERT_LAB/gpualert-spool
-rm -rf "$spool"
-install -d -m 0755 "$spool"
-install -m 0755 "$build/plugin/gpualert.so" "$GPUALERT_LAB/gpualert.so"
-cat >"$GPUALERT_LAB/gpualert.conf" <<CONF
-[general]
-default_mode = log
-spool_dir = $spool
-[recipients]
-owner_domain = localhost
-[mail]
-smtp_url = smtp://127.0.0.1:$smtp_port
-from = gpualert@localhost
-CONF
-echo "optional $GPUALERT_LAB/gpualert.so config=$GPUALERT_LAB/gpualert.conf" \
-	>"$GPUALERT_LAB/etc/plugstack.conf.d/gpualert.conf"
+# The admin's part: the plugin, its settings (a spool in the lab, mail
+# through the sink) and one plugstack line.
+"$lab" gpualert "$build/plugin/gpualert.so" "$smtp_port"
 
 # The user's part: ordinary job scripts, one option.
 . tests/demo/jobs.sh

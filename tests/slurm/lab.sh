@@ -499,10 +499,34 @@ do_env() {
     echo "export GPUALERT_LAB_JOBS=$LAB/jobs"
 }
 
+# gpualert SO SMTP_PORT [KEY = VALUE]...: load gpualert.so into the lab,
+# as an admin would: the plugin (a new inode, never overwritten in place),
+# gpualert.conf with a spool in the lab and mail to the owner at
+# localhost through 127.0.0.1:SMTP_PORT (extra lines go to [mail]), and
+# the plugstack line.  Removing that line turns the plugin off again.
+do_gpualert() {
+    local so=${1:?usage: $0 gpualert SO SMTP_PORT [KEY = VALUE]...}
+    local port=${2:?usage: $0 gpualert SO SMTP_PORT [KEY = VALUE]...}
+    shift 2
+    rm -rf "$LAB/gaspool"
+    install -d -m 0755 "$LAB/gaspool"
+    install -m 0755 "$so" "$LAB/gpualert.so"
+    {
+        printf '[general]\ndefault_mode = log\nspool_dir = %s\n' "$LAB/gaspool"
+        printf '[recipients]\nowner_domain = localhost\n'
+        printf '[mail]\nsmtp_url = smtp://127.0.0.1:%s\nfrom = gpualert@localhost\n' "$port"
+        for line in "$@"; do printf '%s\n' "$line"; done
+    } >"$LAB/gpualert.conf"
+    chmod 644 "$LAB/gpualert.conf"
+    echo "optional $LAB/gpualert.so config=$LAB/gpualert.conf" \
+        >"$LAB/etc/plugstack.conf.d/gpualert.conf"
+}
+
 case "${1:-}" in
     start)  do_start ;;
     stop)   do_stop ;;
     status) do_status ;;
     env)    do_env ;;
-    *) echo "usage: $0 start|stop|status|env   (see tests/slurm/README.md)" >&2; exit 2 ;;
+    gpualert) shift; do_gpualert "$@" ;;
+    *) echo "usage: $0 start|stop|status|env|gpualert   (see tests/slurm/README.md)" >&2; exit 2 ;;
 esac

@@ -38,21 +38,8 @@ export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE
 	{ sed 's/^/# /' "$ROOT/start.log"; echo "1..0 # lab did not start"; exit 1; }
 eval "$("$LABSH" env)"
 spool=$L/gaspool
-install -d -m 0755 "$spool"
-install -m 0755 "$SO" "$L/gpualert.so"
-cat >"$L/gpualert.conf" <<CONF
-[general]
-default_mode = log
-spool_dir = $spool
-[recipients]
-owner_domain = localhost
-[mail]
-smtp_url = smtp://127.0.0.1:$SMTP_PORT
-from = gpualert@localhost
-connect_timeout = 2
-timeout = 10
-retry_base = 1
-CONF
+"$LABSH" gpualert "$SO" "$SMTP_PORT" "connect_timeout = 2" "timeout = 10" \
+	"retry_base = 1"
 plugin_on()  { echo "optional $L/gpualert.so config=$L/gpualert.conf" >"$L/etc/plugstack.conf.d/gpualert.conf"; }
 plugin_off() { rm -f "$L/etc/plugstack.conf.d/gpualert.conf"; }
 
