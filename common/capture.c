@@ -951,6 +951,9 @@ int ga_capture_start(const struct ga_capture_opts *o,
 	}
 	*mode_out = mode;
 	*why = note;
+	/* What the log's creation had to say (a fresh name was used...). */
+	if (!note && o->log_error)
+		note = o->log_error;
 	{
 		bool any = a.n > 0;
 

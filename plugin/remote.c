@@ -177,10 +177,14 @@ int ga_remote_user_init(spank_t sp)
 		snprintf(R.step, sizeof(R.step), "batch");
 	else
 		snprintf(R.step, sizeof(R.step), "%u", R.step_id);
-	if (spank_get_item(sp, S_JOB_ARRAY_ID, &array_id) == ESPANK_SUCCESS &&
-	    array_id != 0 &&
+	/* A job that is not an array task has its own id as array id and
+	 * NO_VAL as task id.  Only a batch step's come from the controller;
+	 * an srun step's are srun's to say, so exit asks the controller. */
+	if (R.step_id == SLURM_BATCH_SCRIPT &&
+	    spank_get_item(sp, S_JOB_ARRAY_ID, &array_id) == ESPANK_SUCCESS &&
 	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) ==
-	            ESPANK_SUCCESS) {
+	            ESPANK_SUCCESS &&
+	    array_id != 0 && array_task != NO_VAL && array_task != INFINITE) {
 		snprintf(R.array_job, sizeof(R.array_job), "%u", array_id);
 		snprintf(R.array_task, sizeof(R.array_task), "%u", array_task);
 	}
@@ -314,6 +318,17 @@ static void query_scheduler(void)
 	if (msg->record_count > 0) {
 		job_info_t *j = &msg->job_array[0];
 
+		/* The controller's array ids: an srun step's own come from
+		 * srun, which takes them from the submitter's environment. */
+		R.array_job[0] = R.array_task[0] = '\0';
+		if (j->array_job_id && j->array_task_id != NO_VAL &&
+		    j->array_task_id != INFINITE) {
+			snprintf(R.array_job, sizeof(R.array_job), "%u",
+			         j->array_job_id);
+			snprintf(R.array_task, sizeof(R.array_task), "%u",
+			         j->array_task_id);
+		}
+
 		switch (j->job_state & JOB_STATE_BASE) {
 		case JOB_TIMEOUT:
 			R.sched = GA_STATE_TIMEOUT;
@@ -429,6 +444,9 @@ int ga_remote_exit(spank_t sp)
 	if (!R.active)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (R.step_id != SLURM_BATCH_SCRIPT && !R.sched_queried &&
+	    p->cfg.query_scheduler)
+		query_scheduler();
 	ga_report_init(&r);
 	ga_report_set(&r.origin, "slurm");
 	ga_report_set(&r.job_id, R.job);
