@@ -89,6 +89,9 @@ int cmd_run(int argc, char **argv)
 	pid_t child;
 	int c, ws = 0, rc;
 
+	/* The command's stderr is the user's: only problems go there. */
+	if (!getenv("GPUALERT_DEBUG"))
+		ga_log_set_level(GA_LOG_WARN);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+m:l:r:c:h", longopts, NULL)) !=
 	       -1) {

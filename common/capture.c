@@ -81,7 +81,7 @@ const char *ga_capture_mode_name(enum ga_capture_mode m)
  * From the helper, at its start (SCM_RIGHTS: a pidfd of itself):
  *   "GA2 H <task>\n"
  * From the helper, at its end:
- *   "GA2 S <task> <bytes> <flags> <maxrss_kib> <log_cut>\n"
+ *   "GA2 S <task> <bytes> <flags> <maxrss_kib> <log_cut> <cpu_ms>\n"
  */
 
 static int send_msg(int sock, const struct ga_buf *b, const int *fds,
@@ -589,7 +589,7 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	struct sigaction sa;
 	sigset_t block, waitmask;
 	struct ga_buf msg;
-	uint64_t maxrss = 0;
+	uint64_t maxrss = 0, cpu_ms = 0;
 	int *fds[] = {&in1, &in2, &out1, &out2, &log_fd, &sock};
 
 	/* Own session: the program's kill(0, ...) or a terminal's ^C cannot
@@ -673,13 +673,20 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	{
 		struct rusage ru;
 
-		if (getrusage(RUSAGE_SELF, &ru) == 0)
+		if (getrusage(RUSAGE_SELF, &ru) == 0) {
 			maxrss = (uint64_t)ru.ru_maxrss;
+			cpu_ms = (uint64_t)(ru.ru_utime.tv_sec +
+			                    ru.ru_stime.tv_sec) *
+			                 1000 +
+			         (uint64_t)(ru.ru_utime.tv_usec +
+			                    ru.ru_stime.tv_usec) /
+			                 1000;
+		}
 	}
 	ga_buf_printf(&msg,
 	              "GA2 S %" PRIu32 " %" PRIu64 " %u %" PRIu64 " %" PRIu64
-	              "\n",
-	              o->task_id, h.bytes, h.flags, maxrss, h.log_cut);
+	              " %" PRIu64 "\n",
+	              o->task_id, h.bytes, h.flags, maxrss, h.log_cut, cpu_ms);
 	if (sock >= 0) {
 		struct timeval tv = {.tv_sec = 10};
 
@@ -1216,7 +1223,7 @@ static void handle(struct ga_collector *c, char *m, size_t len,
                    const struct ucred *cred, int *fds, size_t n_fds)
 {
 	struct ga_task_capture *t;
-	uint64_t task, v[4] = {0};
+	uint64_t task, v[5] = {0};
 	const char *p, *end = m + len;
 	char type;
 
@@ -1241,7 +1248,7 @@ static void handle(struct ga_collector *c, char *m, size_t len,
 		fds[0] = -1;
 	} else if (type == 'S') {
 		/* Only the helper that announced itself speaks for the task. */
-		if (!(p = parse_fields(p, v, 4)) || *p != '\n' || t->have_end ||
+		if (!(p = parse_fields(p, v, 5)) || *p != '\n' || t->have_end ||
 		    t->helper_pidfd < 0 ||
 		    pidfd_pid(t->helper_pidfd) != cred->pid)
 			return;
@@ -1250,6 +1257,7 @@ static void handle(struct ga_collector *c, char *m, size_t len,
 		t->flags = (unsigned)(v[1] & 0xff);
 		t->helper_maxrss_kib = v[2];
 		t->log_cut = v[3];
+		t->helper_cpu_ms = v[4];
 	}
 }
 

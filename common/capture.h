@@ -122,6 +122,7 @@ struct ga_task_capture {
 	uint64_t log_cut; /* bytes the log dropped to stay in log_max */
 	unsigned flags;   /* GA_CAPTURE_F_* */
 	uint64_t helper_maxrss_kib; /* the helper's peak RSS (getrusage) */
+	uint64_t helper_cpu_ms;     /* the helper's user + system CPU time */
 };
 
 #define GA_CAPTURE_F_OUT_LOST 1u /* writing the original output failed */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -277,6 +278,8 @@ int ga_record_classify_finish(struct ga_record_job *j, double deadline_ms,
 	char chunk[65536];
 	int rc = 0, ws;
 	size_t body = 0;
+	struct rusage ru;
+	double cpu;
 
 	memset(st, 0, sizeof(*st));
 	if (j->pid <= 0)
@@ -311,8 +314,11 @@ int ga_record_classify_finish(struct ga_record_job *j, double deadline_ms,
 	/* Our own unreaped child: its pid cannot have been reused. */
 	if (rc < 0)
 		kill(j->pid, SIGKILL);
-	while (waitpid(j->pid, &ws, 0) < 0 && errno == EINTR)
+	memset(&ru, 0, sizeof(ru));
+	while (wait4(j->pid, &ws, 0, &ru) < 0 && errno == EINTR)
 		;
+	cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+	      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 	close(j->fd);
 	j->fd = -1;
 	j->pid = -1;
@@ -323,6 +329,7 @@ int ga_record_classify_finish(struct ga_record_job *j, double deadline_ms,
 		rc = parse_counts(in.data, in.len, st, &body);
 	if (rc == 0)
 		ga_buf_append(state, in.data + body, in.len - body);
+	st->cpu_ms = cpu;
 	ga_buf_finish(&in);
 	return rc;
 }

@@ -40,6 +40,7 @@ struct ga_record_stats {
 	uint64_t skipped; /* bytes of the records not read (over max_bytes) */
 	uint64_t end;     /* the first record's size when read */
 	bool removed;     /* the logs were removed (keep = failed) */
+	double cpu_ms;    /* the child's user + system CPU time */
 };
 
 /* A classification in progress. */

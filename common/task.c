@@ -251,6 +251,15 @@ void ga_task_conclude(const struct ga_config *cfg, struct ga_collector *coll,
 		}
 		if (err)
 			ga_report_set(&tr->capture_error, err);
+		ga_log(GA_LOG_INFO,
+		       "gpualert: task %u: record %s: read %llu bytes (skipped "
+		       "%llu) in %.1f ms CPU; helper %llu ms CPU",
+		       ends[i].task_id,
+		       tc && tc->n_rec ? (tc->rec[0].is_log ? "log" : "file")
+		                       : "none",
+		       (unsigned long long)stats.read,
+		       (unsigned long long)stats.skipped, stats.cpu_ms,
+		       tc ? (unsigned long long)tc->helper_cpu_ms : 0ULL);
 		status_of(&ends[i], &st);
 		if (c)
 			ga_classifier_finish(c, &st, &tr->verdict);

@@ -41,5 +41,12 @@ check "--mode off: plain exec" [ $rc = 0 -a "$out" = off ]
 printf '[general]\nspool_dir=/nonexistent/spool\n' >"$T/bad"
 out=$("$GA" run --config "$T/bad" --log "$T/x.log" -- sh -c 'echo still; exit 5' 2>/dev/null); rc=$?
 check "spool missing: the command's status and output are unchanged" [ $rc = 5 -a "$out" = still ]
+# an admin rule whose backtracking is exponential is flagged by rules check
+printf '[rule slow]\nclass = code_error\nliteral = abcd\nmatch = ^(\\w+\\s*)+$\n' >"$T/slow.rules"
+"$GA" rules check "$T/slow.rules" >"$T/check.out" 2>&1
+check "rules check flags a nested unbounded quantifier" grep -q 'repeated without bound' "$T/check.out"
+printf '[rule fine]\nclass = code_error\nliteral = abcd\nmatch = ^(?>\\w+\\s*)+$\n' >"$T/fine.rules"
+"$GA" rules check "$T/fine.rules" >"$T/check2.out" 2>&1
+check "rules check accepts the atomic form" bash -c "! grep -q 'repeated without bound' '$T/check2.out'"
 echo "1..$n"
 [ $fails = 0 ]

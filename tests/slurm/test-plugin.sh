@@ -275,6 +275,14 @@ EOP
     else
         check "$name: verdict $class (got $got)" [ "$got" = "$class" ]
     fi
+    case $name in timelimit|scancel|hostoom|preempt)
+        # SIGKILLed by Slurm: the verdict's tail still holds the last lines
+        check "$name: the report's tail holds the job's last output" python3 -c '
+import json, sys
+want = {"timelimit": "sleeping", "scancel": "waiting", "hostoom": "allocating", "preempt": "low priority work"}[sys.argv[1]]
+tails = [t.get("tail", "") for f in sys.argv[2:] for t in json.load(open(f))["tasks"]]
+sys.exit(not any(want in t for t in tails))' $name $reps ;;
+    esac
     if [ "$name" = twonode ]; then
         check "$name: root cause is rank 1, which failed first (got rank $root_rank)" [ "$root_rank" = 1 ]
         check "$name: one report per node" [ "$(ls $ROOT/on/gaspool/new/$jid.$step.*.json | wc -l)" = 2 ]
@@ -299,6 +307,10 @@ check "bad --gpualert rejected by sbatch too (rc $rc)" [ $rc != 0 ]
 rep=$(report_of killsrun)
 check "srun job killing its helper: the report says the capture helper did not finish" \
     grep -q 'capture helper did not finish' "${rep:-/dev/null}"
+# srun -u: a pty on fd 1 (left alone), a pipe on fd 2 (captured)
+(cd $ROOT/on/jobs && runuser -u labuser -- srun -u -J unbuffered bash -c \
+    'echo to-the-pty; echo "ModuleNotFoundError: No module named foo" >&2; exit 1' >/dev/null 2>&1)
+check "srun -u: stderr is captured, and classified" grep -q '"class":"import_error"' "$(report_of unbuffered)"
 check "srun --help lists --gpualert" bash -c "SLURM_CONF=$SLURM_CONF srun --help | grep -q -- --gpualert"
 # --gpualert=off: no log, no report
 before=$(ls $ROOT/on/gaspool/new | wc -l)
