@@ -91,7 +91,7 @@ nonblock	batch	-N1	python3 -c 'import os, fcntl, sys; fcntl.fcntl(1, fcntl.F_SET
 appendself	batch	-N1	for i in 1 2 3; do echo "stdout $i"; echo "by name $i" >> appendself.out; done	success
 enospc	batch	-N1	head -c 1000000 /dev/zero | tr '\0' x; echo; echo "rc=$?" >&2; exit 42	*
 killhelper	batch	-N1	echo before; pkill -KILL -u "$(id -u)" -x slurmstepd; sleep 1; seq 1 1000; echo after	success
-execfail	srun	-N1	/nonexistent/train.bin --epochs 3	*
+execfail	srun	-N1	/nonexistent/train.bin --epochs 3	io_error
 bigsrun	srun	-N1 -n2	bash -c 'seq 1 1000000; echo LAST-LINE-$SLURM_PROCID'	success
 bgchild	srun	-N1	bash -c 'sleep 30 & echo bye'	success
 twonode	srun	-N2 -n2	bash -c 'if [ $SLURM_PROCID = 1 ]; then echo "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"; exit 1; fi; sleep 4; echo "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7) ran for 600000 milliseconds"; exit 1'	cuda_oom
@@ -315,7 +315,12 @@ check "srun --help lists --gpualert" bash -c "SLURM_CONF=$SLURM_CONF srun --help
 # --gpualert=off: no log, no report
 before=$(ls $ROOT/on/gaspool/new | wc -l)
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -J offjob --gpualert=off true)
-sleep 1
+# the job is in jobcomp only once completed, after slurm_spank_exit
+for i in $(seq 1 100); do
+    sacct -c -n -o JobName 2>/dev/null | grep -qw offjob && break
+    sleep 0.1
+done
+check "--gpualert=off: the job completed" bash -c "sacct -c -n -o JobName | grep -qw offjob"
 check "--gpualert=off: no report" [ "$(ls $ROOT/on/gaspool/new | wc -l)" = "$before" ]
 # email mode: owner as recipient, the failing log attached in the spool
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -J mailjob --gpualert=email \
