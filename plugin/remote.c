@@ -500,9 +500,7 @@ int ga_remote_exit(spank_t sp)
 	r.gid = R.gid;
 	ga_report_set(&r.node, R.node);
 	ga_report_set(&r.command, R.command);
-	ga_report_set(&r.mode, ga_mode_name(R.alert.mode));
-	for (size_t i = 0; i < R.alert.n_recipients; i++)
-		ga_report_add_recipient(&r, R.alert.recipients[i]);
+	ga_alert_to_report(&R.alert, &r);
 	r.start_time = R.start;
 	r.end_time = time(NULL);
 	r.sched_state = R.sched;

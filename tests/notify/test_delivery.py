@@ -219,7 +219,7 @@ def test_delivery_and_structure():
         env = json.load(open(os.path.join(e.maildir, "0001.eml.env")))
         ok(env["from"] == "gpualert@cluster.example.org", "envelope sender from config")
         ok(env["to"] == ["alice@example.org"], "envelope recipients from the report")
-        ok(m["Subject"] == "[gpualert] job 1234 (train) FAILED: cuda_oom on node07",
+        ok(m["Subject"] == "[gpualert] FAILED: cuda_oom on node07 - job 1234 (train)",
            "subject: %s" % m["Subject"])
         ok(re.fullmatch(r"<gpualert\.1234\.[0-9a-f]{16}@cluster\.example\.org>",
                         m["Message-ID"] or "") is not None,
@@ -232,9 +232,11 @@ def test_delivery_and_structure():
         ok(alt == ["text/plain", "text/html"], "text/plain and text/html: %s" % alt)
         text = parts[0].get_body(("plain",)).get_content()
         ok("line 1201: torch.OutOfMemoryError" in text, "evidence with line numbers")
-        ok("Hint:" in text and "Exit: exit code 1" in text, "hint and exit status")
+        ok("What to do" in text and "Exit       exit code 1" in text,
+           "hint and exit status")
         atts = {p.get_filename(): p for p in m.iter_attachments()}
-        ok("tail-1234.0.1.txt" in atts, "log tail attached: %s" % sorted(atts))
+        ok("step 49 loss 2.049" in text and not any(n.startswith("tail-") for n in atts),
+           "log tail in the body, not attached: %s" % sorted(atts))
         gz = [n for n in atts if n.endswith(".log.gz")]
         ok(len(gz) >= 1, "full log attached gzip-compressed: %s" % gz)
         ok("metrics.csv" in atts, "artifact glob matched")
@@ -266,14 +268,15 @@ def test_merge_and_array():
         ok(len(mails) == 2, "3 step/node reports + 5 array tasks -> 2 messages",
            r.stderr)
         subj = sorted(m["Subject"] for m in mails)
-        ok(any("job 5678 (train) FAILED: cuda_oom on node07" in s for s in subj),
+        ok(any(s.startswith("[gpualert] FAILED: cuda_oom on node07 - job 5678 (train)")
+               for s in subj),
            "multi-node job: root cause first: %s" % subj)
-        ok(any(s.startswith("[gpualert] array job 900 (sweep): 3 of 5 tasks FAILED")
+        ok(any(s.startswith("[gpualert] array 900 (sweep): 3/5 FAILED")
                for s in subj), "array digest: %s" % subj)
         digest = [m for m in mails if "array" in m["Subject"]]
         if digest:
             body = digest[0].get_body(("plain",)).get_content()
-            ok("Failing array task ids: 0,2-3" in body, "digest lists failing ids")
+            ok("900_0, 900_2, 900_3" in body, "digest lists failing tasks as %A_%a")
     finally:
         smtp.stop()
         e.cleanup()
@@ -578,7 +581,7 @@ def test_webhook():
         ctype, body = Hook.bodies[-1]
         doc = json.loads(body)
         ok(ctype == "application/json" and
-           doc["text"].startswith("[gpualert] job 1234 (train) FAILED: cuda_oom"),
+           doc["text"].startswith("[gpualert] FAILED: cuda_oom on node07 - job 1234"),
            "Slack-compatible text field: %s" % doc.get("text", "")[:60].replace("\n", " "))
     finally:
         srv.shutdown()
