@@ -501,6 +501,7 @@ int ga_remote_exit(spank_t sp)
 	ga_report_set(&r.node, R.node);
 	ga_report_set(&r.command, R.command);
 	ga_alert_to_report(&R.alert, &r);
+	ga_plugin_fill_resources(sp, R.job_id, &r);
 	r.start_time = R.start;
 	r.end_time = time(NULL);
 	r.sched_state = R.sched;
