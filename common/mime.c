@@ -857,7 +857,7 @@ static void facts(const struct ga_mail *m, const struct root *root,
 		if (start && end >= start)
 			ga_buf_printf(t, " (%" PRId64 "%s)",
 			              (end - start) * 100 / rr->time_limit,
-			              " %");
+			              "%");
 	}
 	fact(k, "Elapsed", t);
 	for (size_t i = 0; i < m->n_reports; i++)
@@ -878,7 +878,7 @@ static void facts(const struct ga_mail *m, const struct root *root,
 			if (peak && !rr->mem_per_cpu)
 				ga_buf_printf(t, " (%" PRIu64 "%s)",
 				              peak * 100 / rr->mem_request,
-				              " %");
+				              "%");
 		}
 		fact(k, "Memory", t);
 	}

@@ -46,4 +46,9 @@ int ga_remote_exit(spank_t sp);
  * written; failures leave the fields unknown and are logged. */
 void ga_plugin_fill_resources(spank_t sp, uint32_t job_id, struct ga_report *r);
 
+/* Sample the job's memory peak on NODE (cgroup v1, hierarchical: every
+ * step so far) while its cgroup still exists: call from task_exit (root).
+ * ga_plugin_fill_resources reports the highest sample. */
+void ga_plugin_sample_memory(const char *node, uint32_t uid, uint32_t job_id);
+
 #endif

@@ -366,6 +366,7 @@ int ga_remote_task_exit(spank_t sp)
 	t->exited = true;
 	t->end = time(NULL);
 	t->oom_kills = read_oom_kills(ltid);
+	ga_plugin_sample_memory(R.node, (uint32_t)R.uid, R.job_id);
 	/* Wait (bounded) for the helper: after the last task_exit Slurm
 	 * kills whatever is left in the step cgroup, helper included. */
 	tc = ga_collector_finish_task(R.coll, gtid,

@@ -102,6 +102,17 @@ static uint64_t cgroup_peak(const char *node, uint32_t uid, uint32_t job_id)
 	return v;
 }
 
+/* The highest job-level peak sampled in task_exit by this slurmstepd. */
+static uint64_t sampled_peak;
+
+void ga_plugin_sample_memory(const char *node, uint32_t uid, uint32_t job_id)
+{
+	uint64_t v = cgroup_peak(node, uid, job_id);
+
+	if (v > sampled_peak)
+		sampled_peak = v;
+}
+
 void ga_plugin_fill_resources(spank_t sp, uint32_t job_id, struct ga_report *r)
 {
 	job_info_msg_t *msg = NULL;
@@ -112,7 +123,11 @@ void ga_plugin_fill_resources(spank_t sp, uint32_t job_id, struct ga_report *r)
 	if (!r->mode ||
 	    (strcmp(r->mode, "email") && strcmp(r->mode, "webhook")))
 		return;
-	r->mem_peak = cgroup_peak(r->node, r->uid, job_id);
+	/* By slurm_spank_exit Slurm has usually removed the job's cgroup
+	 * (the batch step is the last): the peak sampled at task exit
+	 * counts, the current value only when it is still there. */
+	ga_plugin_sample_memory(r->node, r->uid, job_id);
+	r->mem_peak = sampled_peak;
 	if (slurm_load_job(&msg, job_id, SHOW_DETAIL) != 0 || !msg) {
 		ga_log(GA_LOG_INFO,
 		       "gpualert: exit: slurm_load_job(%" PRIu32

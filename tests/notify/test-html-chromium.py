@@ -12,6 +12,10 @@ no <style>, <img>, <script> or url(), only inline style attributes.
 GA_SCREENSHOTS=DIR also writes DIR/mail-phone.png (390 px) and
 DIR/mail-desktop.png (1024 px) of the first case.
 Exit 77 (skip) when chromium is not installed.
+
+Used by the end-to-end test on a delivered message:
+  test-html-chromium.py --measure MAIL.eml      prints the scrollWidth at 390 px
+  test-html-chromium.py --shots DIR MAIL.eml    phone and desktop screenshots
 """
 import email
 import html
@@ -23,9 +27,9 @@ import sys
 import tempfile
 from email import policy
 
-SRC = os.environ["SRCDIR"]
+SRC = os.environ.get("SRCDIR", "")
 G = os.path.join(SRC, "tests/golden/mail")
-RENDER = os.environ["RENDER_MAIL"]
+RENDER = os.environ.get("RENDER_MAIL", "")
 WIDTH = 390
 
 CASES = [
@@ -108,7 +112,37 @@ def screenshot(exe, tmp, doc, width, height, dest):
     return os.path.exists(dest)
 
 
+def html_of_file(path):
+    with open(path, "rb") as f:
+        m = email.message_from_bytes(f.read(), policy=policy.default)
+    return m.get_body(("html",)).get_content()
+
+
+def tool(argv):
+    exe = chromium()
+    if not exe:
+        print("chromium not installed", file=sys.stderr)
+        return 77
+    tmp = tempfile.mkdtemp(prefix="gpualert-html-")
+    try:
+        if argv[0] == "--measure":
+            sw, _ = measure(exe, tmp, html_of_file(argv[1]))
+            print(sw)
+            return 0 if sw is not None else 1
+        doc = html_of_file(argv[2])
+        os.makedirs(argv[1], exist_ok=True)
+        a = screenshot(exe, tmp, doc, WIDTH, 1500,
+                       os.path.join(argv[1], "mail-phone.png"))
+        b = screenshot(exe, tmp, doc, 1024, 1100,
+                       os.path.join(argv[1], "mail-desktop.png"))
+        return 0 if a and b else 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
+    if len(sys.argv) > 1:
+        return tool(sys.argv[1:])
     exe = chromium()
     if not exe:
         print("1..0 # SKIP chromium not installed (tests/install-deps.sh)")
