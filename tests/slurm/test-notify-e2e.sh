@@ -132,7 +132,7 @@ for i in range(6):
 print("training finished", flush=True)'
 EOF2
 job exc <<EOF2
-#SBATCH --job-name=exc-e2e
+#SBATCH --job-name=train-resnet
 /usr/bin/python3 $J/train.py
 EOF2
 job long <<'EOF2'
