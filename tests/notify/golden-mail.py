@@ -49,10 +49,11 @@ CASES = [
      + g("single.json")),
     ("webhook", ["--webhook", "--claim", "1234.00000000000000aa"]
      + g("single.json")),
-    ("webhook-escape", ["--chat", "slack", "--claim", "4242.0000000000000106"]
-     + g("inject.json")),
-    ("teams", ["--chat", "teams", "--claim", "4242.0000000000000107"]
-     + g("inject.json")),
+    ("markup", ["--claim", "4300.0000000000000109"] + g("markup.json")),
+    ("webhook-escape", ["--chat", "slack", "--claim", "4300.0000000000000106"]
+     + g("markup.json")),
+    ("teams", ["--chat", "teams", "--claim", "4300.0000000000000107"]
+     + g("markup.json")),
     ("ntfy", ["--chat", "ntfy", "--claim", "1234.0000000000000108"]
      + g("single.json")),
 ]

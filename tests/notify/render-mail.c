@@ -115,6 +115,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "render: %s\n", strerror(-rc));
 		return 1;
 	}
+	if (webhook == GA_CHAT_NTFY)
+		printf("Title: %s\n\n", title);
 	fwrite(out.data, 1, out.len, stdout);
 	ga_buf_finish(&out);
 	ga_artifact_set_finish(&att);
