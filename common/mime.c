@@ -371,15 +371,30 @@ static int report_state(const struct ga_report *r, const char **name)
 	return rank;
 }
 
+static bool is_batch(const struct ga_report *r)
+{
+	return r->step_id && !strcmp(r->step_id, "batch");
+}
+
+/* The job's state as Slurm reports it.  A batch job's state is its batch
+ * step's (a failed srun step inside a script that exits 0 leaves the job
+ * COMPLETED), except for what applies to the whole job: a scheduler
+ * verdict (TIMEOUT, CANCELLED, ...) or an oom-kill in any step
+ * (OUT_OF_MEMORY).  Without a batch step, the worst step. */
 static int job_state(const struct ga_mail *m, const char **name)
 {
+	bool batch = false;
 	int best = -1;
 
+	for (size_t i = 0; i < m->n_reports; i++)
+		batch |= is_batch(m->reports[i]);
 	*name = "COMPLETED";
 	for (size_t i = 0; i < m->n_reports; i++) {
 		const char *n;
 		int rank = report_state(m->reports[i], &n);
 
+		if (batch && !is_batch(m->reports[i]) && rank == ST_FAILED)
+			continue;
 		if (rank > best) {
 			best = rank;
 			*name = n;
@@ -829,8 +844,12 @@ static void facts(const struct ga_mail *m, const struct root *root,
 	uint64_t peak = 0;
 
 	job_span(m, &start, &end);
-	ga_buf_puts(t, is_array(m) ? "array " : "");
-	put_job_id(t, is_array(m) && root->r ? root->r : mr);
+	if (!is_array(m))
+		put_job_id(t, mr);
+	else if (root->r)
+		put_job_id(t, root->r); /* the failing task, as %A_%a */
+	else
+		ga_buf_printf(t, "array %s", str_or(mr->array_job_id, "?"));
 	ga_buf_puts(t, " (");
 	put_job_name(t, mr->job_name);
 	ga_buf_puts(t, "), user ");

@@ -37,6 +37,8 @@ CASES = [
     ("inject", ["--claim", "4242.00000000000000cc"] + g("inject.json")),
     ("utf8", ["--claim", "4243.00000000000000dd"] + g("utf8.json")),
     ("array", ["--claim", "900.00000000000000ee"] + ARRAY),
+    ("array-ok", ["--claim", "13.000000000000010a"]
+     + g(*("array-ok-%d.json" % i for i in range(3)))),
     ("budget", ["--claim", "1234.00000000000000ff", "--budget", "100",
                 "--att", os.path.join(G, "att-single")] + g("single.json")),
     ("attach", ["--claim", "1234.0000000000000100",

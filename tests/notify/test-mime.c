@@ -235,6 +235,35 @@ int main(void)
 	ok(b.data && !strncmp(b.data, "[hpc] FAILED - job 44", 21),
 	   "exit 3, no class: %s", b.data);
 
+	/* A failed srun step inside a batch script that exits 0: Slurm
+	 * says COMPLETED for the job, so does the subject. */
+	{
+		struct ga_report step;
+		const struct ga_report *two[2] = {&step, &r};
+
+		ga_report_init(&step);
+		ga_report_set(&step.job_id, "44");
+		ga_report_set(&step.step_id, "0");
+		add_task(&step, "oom\n");
+		r.tasks[0].verdict.status.exit_code = 0;
+		m.reports = two;
+		m.n_reports = 2;
+		ga_buf_reset(&b);
+		ga_mime_subject(&m, &b);
+		ok(b.data && !strncmp(b.data, "[hpc] COMPLETED, but GPU memory",
+		                      31),
+		   "failed step, batch exit 0: %s", b.data);
+		step.tasks[0].verdict.status.oom_kills = 1;
+		ga_buf_reset(&b);
+		ga_mime_subject(&m, &b);
+		ok(b.data && !strncmp(b.data, "[hpc] OUT_OF_MEMORY", 19),
+		   "an oom-kill in any step: %s", b.data);
+		m.reports = &rp;
+		m.n_reports = 1;
+		r.tasks[0].verdict.status.exit_code = 3;
+		ga_report_finish(&step);
+	}
+
 	/* An array report with no array task id never prints "(null)". */
 	ga_report_set(&r.array_job_id, "45");
 	ga_buf_reset(&b);
