@@ -547,9 +547,12 @@ class Hook(http.server.BaseHTTPRequestHandler):
     bodies = []
     status = 200
 
+    titles = []
+
     def do_POST(self):
         n = int(self.headers.get("Content-Length", 0))
         Hook.bodies.append((self.headers.get("Content-Type"), self.rfile.read(n)))
+        Hook.titles.append((self.path, self.headers.get("Title")))
         self.send_response(Hook.status)
         self.end_headers()
 
@@ -588,6 +591,52 @@ def test_webhook():
         e.cleanup()
 
 
+def test_personal_webhook_and_fail_only():
+    e = Env()
+    port = free_port()
+    srv = http.server.HTTPServer(("127.0.0.1", port), Hook)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    try:
+        Hook.status = 200
+        del Hook.bodies[:], Hook.titles[:]
+        e.settings["webhook.allowed_hosts"] = "127.0.0.1:%d" % port
+        rep = json.load(open(g("single.json")))
+        rep["mode"] = "webhook"
+        rep["webhook_url"] = "http://127.0.0.1:%d/alice-topic" % port
+        rep["webhook_format"] = "ntfy"
+        p = os.path.join(e.root, "n.json")
+        json.dump(rep, open(p, "w"))
+        e.put(p)
+        r = e.send()
+        ok(len(Hook.bodies) == 1 and Hook.titles[0] ==
+           ("/alice-topic", "[gpualert] FAILED: cuda_oom on node07 - job 1234 (train)")
+           and Hook.bodies[0][0].startswith("text/plain"),
+           "ntfy: the user's topic URL, Title header, plain text: %r" % Hook.titles,
+           r.stderr)
+        # The admin removed the host since: never sent, dead-lettered.
+        rep["job_id"] = "1235"
+        rep["webhook_url"] = "http://127.0.0.2:%d/x" % port
+        json.dump(rep, open(p, "w"))
+        e.put(p)
+        r = e.send()
+        ok(len(Hook.bodies) == 1 and len(e.ls("dead")) == 1,
+           "a host no longer allowed: dead-lettered, nothing sent", r.stderr)
+        # notify = fail: a clean success is recorded, not sent.
+        ok_rep = json.load(open(g("success.json")))
+        ok_rep["mode"] = "email"
+        ok_rep["notify"] = "fail"
+        json.dump(ok_rep, open(p, "w"))
+        e.put(p)
+        r = e.send()
+        ok(e.mails() == [] and e.ls("new") == [] and e.ls("out") == [] and
+           any("(success, fail-only)" in l for l in e.sent_lines()),
+           "fail-only success: nothing sent, recorded in sent.log", r.stderr)
+    finally:
+        srv.shutdown()
+        e.cleanup()
+
+
 def test_enospc():
     e = Env()
     os.makedirs(e.spool)
@@ -619,7 +668,8 @@ def test_enospc():
 for t in (test_delivery_and_structure, test_merge_and_array, test_quiet_period,
           test_down_then_up, test_451_then_ok, test_550, test_hang,
           test_tls_required, test_starttls_verified, test_credentials_mode, test_killed_mid_delivery,
-          test_sigterm_service, test_rate_limit, test_webhook, test_enospc):
+          test_sigterm_service, test_rate_limit, test_webhook,
+          test_personal_webhook_and_fail_only, test_enospc):
     print("#", t.__name__, flush=True)
     try:
         t()
