@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "chat.h"
 #include "mime.h"
 #include "report.h"
 #include "tap.h"
@@ -262,6 +263,42 @@ int main(void)
 		m.n_reports = 1;
 		r.tasks[0].verdict.status.exit_code = 3;
 		ga_report_finish(&step);
+	}
+
+	/* Chat payloads: a job name cannot ping a channel or hide a link. */
+	{
+		char title[100];
+
+		ga_report_set(&r.job_name, "<!channel> & <https://x|y> @here");
+		ga_buf_reset(&b);
+		ok(ga_chat_payload(&m, GA_CHAT_SLACK, &b, title,
+		                   sizeof(title)) == 0,
+		   "Slack payload");
+		{
+			/* Only "text" is displayed; "gpualert" is data. */
+			char *data = strstr(b.data, ",\"gpualert\":");
+
+			if (data)
+				*data = '\0';
+		}
+		ok(strstr(b.data, "&lt;!channel&gt; &amp; "
+		                  "&lt;https://x|y&gt; @\xe2\x81\xa0here") &&
+		           !strstr(b.data, "<!channel>") &&
+		           !strstr(b.data, "<https"),
+		   "Slack: &, <, > escaped, @here broken");
+		ga_buf_reset(&b);
+		ok(ga_chat_payload(&m, GA_CHAT_TEAMS, &b, title,
+		                   sizeof(title)) == 0 &&
+		           strstr(b.data, "AdaptiveCard") &&
+		           strstr(b.data, "\\\\[hpc\\\\]"),
+		   "Teams: Adaptive Card, Markdown escaped");
+		ga_buf_reset(&b);
+		ok(ga_chat_payload(&m, GA_CHAT_NTFY, &b, title,
+		                   sizeof(title)) == 0 &&
+		           !strncmp(title, "[hpc] FAILED", 12) &&
+		           !strchr(title, '\n'),
+		   "ntfy: one-line ASCII title: %s", title);
+		ga_report_set(&r.job_name, NULL);
 	}
 
 	/* An array report with no array task id never prints "(null)". */
