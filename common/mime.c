@@ -945,6 +945,38 @@ static void facts(const struct ga_mail *m, const struct root *root,
 	facts_end(k);
 }
 
+/* The numbers behind a resource failure, next to the hint: what was asked
+ * for and what was used ("requested 16.0 GiB, peaked at 16.0 GiB"). */
+static void resource_note(const struct ga_mail *m, const struct root *root,
+                          enum ga_class cls, struct sink *k, struct ga_buf *t)
+{
+	const struct ga_report *rr = root->r;
+	int64_t start, end;
+	uint64_t peak = 0;
+
+	job_span(m, &start, &end);
+	for (size_t i = 0; i < m->n_reports; i++)
+		if (m->reports[i]->mem_peak > peak)
+			peak = m->reports[i]->mem_peak;
+	if (cls == GA_CLASS_HOST_OOM && rr->mem_request && peak) {
+		ga_buf_puts(t, "The job requested ");
+		put_mem(t, rr->mem_request);
+		ga_buf_puts(t, rr->mem_per_cpu ? " per CPU" : "");
+		ga_buf_puts(t, " and its memory peaked at ");
+		put_mem(t, peak);
+		ga_buf_puts(t, " on this node.");
+		par(k, t);
+	} else if (cls == GA_CLASS_TIME_LIMIT && rr->time_limit > 0 && start &&
+	           end >= start) {
+		ga_buf_puts(t, "It ran ");
+		put_span(t, end - start);
+		ga_buf_puts(t, " of its ");
+		put_span(t, rr->time_limit);
+		ga_buf_puts(t, " limit.");
+		par(k, t);
+	}
+}
+
 static void body(const struct ga_mail *m, const struct root *root,
                  struct attach_plan *plan, size_t n_plan, struct sink *k)
 {
@@ -1051,6 +1083,7 @@ static void body(const struct ga_mail *m, const struct root *root,
 			put_text(&t, v->hint, false);
 			par(k, &t);
 		}
+		resource_note(m, root, v->cls, k, &t);
 		if (v->n_evidence) {
 			sec(k, "Evidence");
 			for (size_t i = 0; i < v->n_evidence; i++) {

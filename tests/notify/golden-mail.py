@@ -45,6 +45,7 @@ CASES = [
                 "--att", os.path.join(G, "att-single")] + g("single.json")),
     ("nan", ["--claim", "2001.0000000000000101"] + g("nan.json")),
     ("timeout", ["--claim", "2002.0000000000000102"] + g("timeout.json")),
+    ("hostoom", ["--claim", "2005.000000000000010b"] + g("hostoom.json")),
     ("success", ["--claim", "2003.0000000000000103"] + g("success.json")),
     ("longline", ["--claim", "2004.0000000000000104"] + g("longline.json")),
     ("site", ["--claim", "1234.0000000000000105", "--site"]
