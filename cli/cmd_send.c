@@ -225,6 +225,13 @@ static int webhook_dest(const struct sender *s, const struct claim *c,
 		*url = r->webhook_url;
 		return 0;
 	}
+	if (!s->cfg.webhook_url || !*s->cfg.webhook_url) {
+		/* Retrying cannot help: dead-letter now, with the reason. */
+		snprintf(why, why_size,
+		         "the job asked for the site's webhook and [webhook] "
+		         "url is not configured");
+		return -EINVAL;
+	}
 	v = ga_chat_format_from_name(s->cfg.webhook_format,
 	                             strlen(s->cfg.webhook_format));
 	*f = v < 0 ? GA_CHAT_SLACK : (enum ga_chat_format)v;

@@ -622,6 +622,21 @@ def test_personal_webhook_and_fail_only():
         r = e.send()
         ok(len(Hook.bodies) == 1 and len(e.ls("dead")) == 1,
            "a host no longer allowed: dead-lettered, nothing sent", r.stderr)
+        # The site's webhook with none configured: dead at once, with
+        # the reason, instead of days of retries.
+        rep["job_id"] = "1236"
+        del rep["webhook_url"], rep["webhook_format"]
+        json.dump(rep, open(p, "w"))
+        e.put(p)
+        r = e.send()
+        dead = e.ls("dead")
+        reason = ""
+        if len(dead) == 2:
+            d = [x for x in dead if x.startswith("1236.")]
+            reason = open(os.path.join(e.spool, "dead", d[0], "reason")).read() if d else ""
+        ok("url is not configured" in reason and e.ls("out") == [],
+           "site webhook not configured: dead-lettered at once: %s" % reason.strip(),
+           r.stderr)
         # notify = fail: a clean success is recorded, not sent.
         ok_rep = json.load(open(g("success.json")))
         ok_rep["mode"] = "email"
