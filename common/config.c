@@ -1,9 +1,10 @@
 #include "config.h"
 
 #include "ga-config.h"
+#include "buf.h"
+#include "ini.h"
 
 #include <errno.h>
-#include <ini.h>
 #include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
@@ -39,7 +40,7 @@ static const struct key keys[] = {
         {"general", "query_scheduler", K_BOOL, F(query_scheduler), 0, 1},
         {"recipients", "policy", K_POLICY, F(recipient_policy), 0, 0},
         {"recipients", "owner_domain", K_STR, F(owner_domain), 0, 253},
-        {"recipients", "allowed_domains", K_STR, F(allowed_domains), 0, 4096},
+        {"recipients", "allowed_domains", K_STR, F(allowed_domains), 0, 16384},
         {"recipients", "max_recipients", K_UINT, F(max_recipients), 1, 100},
         {"spool", "entry_max", K_U64, F(spool_entry_max), 64 * 1024,
          1024 * MiB},
@@ -273,87 +274,72 @@ static const struct key *find_key(const char *section, const char *name)
 	return NULL;
 }
 
+#define CONFIG_FILE_MAX (1 << 20)
+
 struct load_ctx {
 	struct ga_config *cfg;
 	struct ga_diag *diag;
 	const char *path;
-	FILE *file;
-	unsigned line;     /* line of the chunk inih is handling */
-	unsigned newlines; /* complete lines read so far */
+	char section[64];
 	int errors;
-	int nomem;
 };
 
-/* Debian's libinih is built without INI_HANDLER_LINENO, so the handler
- * gets no line number: count the lines inih reads instead. */
-static char *read_line(char *str, int num, void *stream)
-{
-	struct load_ctx *ctx = stream;
-	char *s = fgets(str, num, ctx->file);
-
-	/* inih reads at most its line limit at once: a longer line comes in
-	 * several chunks, so count newlines, not calls. */
-	if (s) {
-		size_t n = strlen(s);
-
-		ctx->line = ctx->newlines + 1;
-		if (n && s[n - 1] == '\n')
-			ctx->newlines++;
-	}
-	return s;
-}
-
-static int on_ini(void *user, const char *section, const char *name,
-                  const char *value)
+static int on_ini(void *user, unsigned lineno, char *name, char *value)
 {
 	struct load_ctx *ctx = user;
-	unsigned lineno = ctx->line;
-	const struct key *k = find_key(section, name);
+	const struct key *k;
 	const char *why = NULL;
 	int rc;
 
+	if (!name && value)
+		return 0; /* a rejected line, counted by the reader */
+	if (!value) {
+		/* NULL NAME: a malformed header, keys below match nothing. */
+		snprintf(ctx->section, sizeof(ctx->section), "%s",
+		         name ? name : "");
+		return 0;
+	}
+	k = ctx->section[0] ? find_key(ctx->section, name) : NULL;
 	if (!k) {
 		ga_diag_error(ctx->diag, ctx->path, lineno,
 		              "unknown key '%s' in section [%s]", name,
-		              section);
+		              ctx->section);
 		ctx->errors++;
-		return 1; /* keep going: report every problem */
+		return 0; /* keep going: report every problem */
 	}
 	rc = apply(ctx->cfg, k, value, &why);
 	if (rc == -ENOMEM)
-		ctx->nomem = 1;
-	else if (rc < 0) {
+		return rc;
+	if (rc < 0) {
 		ga_diag_error(ctx->diag, ctx->path, lineno,
-		              "[%s] %s = '%s': %s", section, name, value, why);
+		              "[%s] %s = '%s': %s", ctx->section, name, value,
+		              why);
 		ctx->errors++;
 	}
-	return 1;
+	return 0;
 }
 
 int ga_config_load(struct ga_config *cfg, const char *path,
                    struct ga_diag *diag)
 {
-	struct load_ctx ctx = {cfg, diag, path, NULL, 0, 0, 0, 0};
+	struct load_ctx ctx = {.cfg = cfg, .diag = diag, .path = path};
+	char *text = NULL;
+	size_t len = 0;
 	int rc;
 
-	ctx.file = fopen(path, "re");
-	if (!ctx.file)
-		return -errno;
-	rc = ini_parse_stream(read_line, &ctx, on_ini, &ctx);
-	fclose(ctx.file);
-	if (rc > 0) {
-		/* inih: the first line it could not parse (e.g. over its
-		 * line length limit, or a missing ']'). */
-		ga_diag_error(diag, path, (unsigned)rc,
-		              "cannot parse this line "
-		              "(malformed, or longer than inih's limit)");
-		ctx.errors++;
-	} else if (rc < 0) {
-		return -EIO;
+	rc = ga_read_file(path, CONFIG_FILE_MAX, &text, &len);
+	if (rc == -EFBIG) {
+		ga_diag_error(diag, path, 0, "larger than %d bytes",
+		              CONFIG_FILE_MAX);
+		return -EINVAL;
 	}
-	if (ctx.nomem)
-		return -ENOMEM;
-	return ctx.errors ? -EINVAL : 0;
+	if (rc)
+		return rc;
+	rc = ga_ini_parse(path, text, len, on_ini, &ctx, diag);
+	free(text);
+	if (rc < 0)
+		return rc;
+	return rc + ctx.errors ? -EINVAL : 0;
 }
 
 int ga_config_set(struct ga_config *cfg, const char *key, const char *value,

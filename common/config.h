@@ -1,5 +1,5 @@
-/* gpualert.conf: the admin's settings (libinih format, etc/gpualert.conf
- * documents every key).
+/* gpualert.conf: the admin's settings (the INI dialect of ini.h;
+ * etc/gpualert.conf and gpualert.conf(5) document every key).
  *
  * One struct for every part (plugin, gpualert run, gpualert send).  Values
  * are bounded and checked when read; an unknown key or a bad value is an
