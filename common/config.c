@@ -366,3 +366,71 @@ int ga_config_set(struct ga_config *cfg, const char *key, const char *value,
 		ga_diag_error(diag, origin, 0, "%s=%s: %s", key, value, why);
 	return rc;
 }
+
+size_t ga_config_n_keys(void)
+{
+	return sizeof(keys) / sizeof(keys[0]);
+}
+
+void ga_config_key(size_t i, const char **section, const char **name)
+{
+	*section = keys[i].section;
+	*name = keys[i].name;
+}
+
+int ga_config_get(const struct ga_config *cfg, const char *key, char *buf,
+                  size_t size)
+{
+	static const char *const policies[] = {"owner", "domains"};
+	static const char *const tls[] = {"none", "starttls", "try",
+	                                  "implicit"};
+	const char *dot = strchr(key, '.');
+	const struct key *k = NULL;
+	const void *field;
+	int n;
+
+	for (size_t i = 0; dot && i < ga_config_n_keys(); i++)
+		if (strlen(keys[i].section) == (size_t)(dot - key) &&
+		    !strncmp(keys[i].section, key, (size_t)(dot - key)) &&
+		    !strcmp(keys[i].name, dot + 1))
+			k = &keys[i];
+	if (!k)
+		return -ENOENT;
+	field = (const char *)cfg + k->offset;
+	switch (k->kind) {
+	case K_STR:
+		n = snprintf(buf, size, "%s",
+		             *(char *const *)field ? *(char *const *)field
+		                                   : "");
+		break;
+	case K_UINT:
+		n = snprintf(buf, size, "%u", *(const unsigned *)field);
+		break;
+	case K_U64:
+		n = snprintf(buf, size, "%llu",
+		             (unsigned long long)*(const uint64_t *)field);
+		break;
+	case K_OCTAL:
+		n = snprintf(buf, size, "0%o", *(const unsigned *)field);
+		break;
+	case K_BOOL:
+		n = snprintf(buf, size, "%s",
+		             *(const bool *)field ? "yes" : "no");
+		break;
+	case K_MODE:
+		n = snprintf(buf, size, "%s",
+		             ga_mode_name(*(const enum ga_mode *)field));
+		break;
+	case K_POLICY:
+		n = snprintf(
+		        buf, size, "%s",
+		        policies[*(const enum ga_recipient_policy *)field]);
+		break;
+	case K_TLS:
+		n = snprintf(buf, size, "%s", tls[*(const enum ga_tls *)field]);
+		break;
+	default:
+		return -ENOENT;
+	}
+	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
+}

@@ -1,0 +1,16 @@
+#!/bin/sh
+# meson install script: install SRC as DEST (an absolute path) unless DEST
+# already exists, so that `meson install` never overwrites a site's
+# settings.  An existing DEST is left alone and the shipped version is put
+# next to it as DEST.new, for the admin to compare.
+set -eu
+src=$1
+dest=${DESTDIR:-}$2
+mode=${3:-0644}
+install -d "$(dirname "$dest")"
+if [ -e "$dest" ]; then
+	install -m "$mode" "$src" "$dest.new"
+	echo "gpualert: kept $2 (the shipped version is $2.new)"
+else
+	install -m "$mode" "$src" "$dest"
+fi
