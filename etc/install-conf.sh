@@ -5,7 +5,11 @@
 # next to it as DEST.new, for the admin to compare.
 set -eu
 src=$1
-dest=${DESTDIR:-}$2
+# meson exports the prefix with and without DESTDIR; their difference is
+# DESTDIR (packaging), empty for a plain `meson install`.
+destdir=${MESON_INSTALL_DESTDIR_PREFIX:-}
+destdir=${destdir%"${MESON_INSTALL_PREFIX:-}"}
+dest=$destdir$2
 mode=${3:-0644}
 install -d "$(dirname "$dest")"
 if [ -e "$dest" ]; then
