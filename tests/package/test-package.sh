@@ -83,7 +83,7 @@ check "/etc/gpualert/gpualert.conf is a conffile" \
 	bash -c "dpkg-query -W -f='\${Conffiles}' gpualert-common | grep -q ' /etc/gpualert/gpualert.conf '"
 check "the plugstack snippet is a conffile" \
 	bash -c "dpkg-query -W -f='\${Conffiles}' gpualert-spank | grep -q ' /etc/slurm/plugstack.conf.d/gpualert.conf '"
-check "service user gpualert exists" id gpualert
+check "service user gpualert exists" bash -c "id gpualert >/dev/null"
 check "spool created as 'install -d -o gpualert -g gpualert -m 0750'" \
 	[ "$(stat -c '%U:%G %a' /var/spool/gpualert 2>/dev/null)" = "gpualert:gpualert 750" ]
 check "the plugstack line is installed commented out" \
@@ -119,7 +119,7 @@ run_job() {     # $1 = working directory (created), rest = sbatch options
 	local wd=$1; shift
 	install -d -o "$GPUALERT_LAB_USER" "$wd"
 	runuser -u "$GPUALERT_LAB_USER" -- env SLURM_CONF="$SLURM_CONF" \
-		sbatch --wait -Q -D "$wd" -o "$wd/job.out" "$@" "$GPUALERT_LAB_JOBS/fail.sh" \
+		sbatch --wait --parsable -D "$wd" -o "$wd/job.out" "$@" "$GPUALERT_LAB_JOBS/fail.sh" \
 		>"$wd.sbatch" 2>&1
 }
 run_job "$ROOT/wd-disabled"
@@ -141,7 +141,7 @@ mkdir -p "$MAIL"
 sink=$!
 for _ in $(seq 1 40); do grep -q listening "$ROOT/sink.log" && break; sleep 0.25; done
 run_job "$ROOT/wd-email" --gpualert=email
-job=$(grep -o '[0-9]*' "$ROOT/wd-email.sbatch" | head -1)
+job=$(grep -o '^[0-9]*' "$ROOT/wd-email.sbatch" | head -1)
 check "enabled: the job's durable log is in its working directory" \
 	bash -c "ls $ROOT/wd-email/gpualert-*.log >/dev/null 2>&1"
 for _ in $(seq 1 20); do ls /var/spool/gpualert/new/ 2>/dev/null | grep -q . && break; sleep 0.25; done
