@@ -1,10 +1,11 @@
 #!/bin/bash
-# tests/unit/test-man-pages.sh GPUALERT DOC_BUILD_DIR
-# The man pages against the code: every example of gpualert-rules(5)
-# passes `gpualert rules check`, and gpualert(1) documents every command
-# that `gpualert --help` lists.  Prints TAP.
+# tests/unit/test-man-pages.sh GPUALERT DOC_BUILD_DIR SOURCE_ROOT
+# The man pages against the code: every example of gpualert-rules(5) and
+# the annotated example of rules/README.md pass `gpualert rules check`,
+# and gpualert(1) documents every command that `gpualert --help` lists.
+# Prints TAP.
 set -u
-GA=$1; DOC=$2
+GA=$1; DOC=$2; SRC=$3
 n=0; fails=0
 ok()  { n=$((n+1)); echo "ok $n - $*"; }
 nok() { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
@@ -24,6 +25,14 @@ for d in "$tmp"/*/; do
 		nok "gpualert-rules(5) example $(basename "$d"): $out"
 	fi
 done
+# rules/README.md's annotated example (```ini), as is.
+mkdir -p "$tmp/readme"
+sed -n '/^```ini$/,/^```$/p' "$SRC/rules/README.md" | sed '/^```/d' >"$tmp/readme/ex.rules"
+if [ -s "$tmp/readme/ex.rules" ] && out=$("$GA" rules check "$tmp/readme" 2>&1); then
+	ok "rules/README.md's annotated example passes rules check"
+else
+	nok "rules/README.md's annotated example: ${out:-empty}"
+fi
 # A comment after a value is part of it: the same rule with one fails.
 printf '[rule x]\nclass = nan ; comment\nmatch = abcd\n' >"$tmp/01/ex.rules"
 if "$GA" rules check "$tmp/01" >/dev/null 2>&1; then
