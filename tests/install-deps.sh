@@ -10,7 +10,7 @@ packages=(
 	slurmctld slurmd slurm-client libslurm-dev munge
 	python3 python3-aiosmtpd
 	clang clang-format openssl time procps util-linux
-	debhelper lintian dpkg-dev fakeroot systemd
+	debhelper lintian systemd
 )
 
 if [ "$(id -u)" != 0 ]; then
