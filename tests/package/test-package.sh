@@ -131,11 +131,17 @@ check "installed, not enabled: --gpualert is not an option yet" \
 	bash -c "! runuser -u $GPUALERT_LAB_USER -- env SLURM_CONF=$SLURM_CONF srun --gpualert=log true 2>/dev/null"
 
 # 4. Enable, as gpualert-spank(8) says: owner_domain, the relay, the line.
+# The line alone: --gpualert=email is refused at submission until
+# owner_domain is set, with a message that says so.
+sed -i 's/^#optional /optional /' /etc/slurm/plugstack.conf.d/gpualert.conf
+link_plugstack
+out=$(cd "$GPUALERT_LAB_JOBS" && runuser -u "$GPUALERT_LAB_USER" -- env SLURM_CONF="$SLURM_CONF" \
+	srun --gpualert=email true 2>&1); rc=$?
+check "no owner_domain: srun --gpualert=email refused (rc $rc)" [ "$rc" != 0 ]
+check "... saying what to set" grep -q "set \[recipients\] owner_domain" <<<"$out"
 sed -i -e 's/^owner_domain =.*/owner_domain = localhost/' \
 	-e "s|^smtp_url =.*|smtp_url = smtp://127.0.0.1:$SMTP_PORT|" \
 	-e 's/^quiet_period =.*/quiet_period = 0/' /etc/gpualert/gpualert.conf
-sed -i 's/^#optional /optional /' /etc/slurm/plugstack.conf.d/gpualert.conf
-link_plugstack
 mkdir -p "$MAIL"
 /usr/bin/python3 "$SINK" "$SMTP_PORT" "$MAIL" >"$ROOT/sink.log" 2>&1 &
 sink=$!
