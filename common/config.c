@@ -148,7 +148,7 @@ int ga_config_init(struct ga_config *cfg)
 	cfg->query_scheduler = true;
 	cfg->log_max = 32 * MiB;
 	cfg->keep_logs = GA_KEEP_FAILED;
-	cfg->classify_max = 64 * MiB;
+	cfg->classify_max = 16 * MiB;
 	cfg->classify_timeout_ms = 10000;
 	cfg->recipient_policy = GA_RECIPIENTS_OWNER;
 	cfg->max_recipients = 5;
