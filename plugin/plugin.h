@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "report.h"
 
 struct ga_plugin {
 	struct ga_config cfg;
@@ -35,5 +36,16 @@ int ga_remote_task_init(spank_t sp);
 int ga_remote_task_post_fork(spank_t sp);
 int ga_remote_task_exit(spank_t sp);
 int ga_remote_exit(spank_t sp);
+
+/* Kernel evidence (kernel.c).  Call ga_plugin_kernel_task_exit from
+ * slurm_spank_task_exit (root; records the task's pid and what is left in
+ * the step's cgroup), and ga_plugin_kernel_evidence from slurm_spank_exit
+ * once R is complete (tasks, verdicts, root task chosen, start_time) and
+ * before it is spooled: with [general] kernel_log, when a task failed and
+ * the NVIDIA driver is present, it adds the step's kernel log lines to R
+ * and revises its verdict (ga_report_apply_kernel).  Bounded by
+ * kernel_log_max_ms; never fails the step. */
+void ga_plugin_kernel_task_exit(spank_t sp);
+void ga_plugin_kernel_evidence(spank_t sp, struct ga_report *r);
 
 #endif
