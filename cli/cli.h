@@ -17,6 +17,7 @@ int cmd_run(int argc, char **argv);
 /* In the separate gpualert-send executable (cli/send_main.c). */
 int cmd_send(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 
 /* Load the rules for a command: DIR from --rules, else the configured
  * default directory.  Problems are printed; a broken directory falls back

@@ -63,6 +63,8 @@ static const struct command commands[] = {
         {"send", exec_send, "deliver spooled reports by mail or webhook"},
 #endif
         {"eval", cmd_eval, "score gpualert and two baselines on labelled logs"},
+        {"stats", cmd_stats,
+         "failures by class, node, GPU, user, partition (admins)"},
 };
 
 static void usage(FILE *out)
