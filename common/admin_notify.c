@@ -208,11 +208,16 @@ static enum ga_send_result send_mail(const struct ga_config *cfg,
 {
 	const char *rcpt[1] = {cfg->admin_mail};
 	struct ga_buf body, msg;
-	char date[64], from[256], to[256];
+	char date[64], from[256], to[256], id_bus[sizeof(e->bus)];
 	struct tm tm;
 	time_t t = (time_t)now;
 	enum ga_send_result res;
 
+	/* ':' is not allowed in a Message-ID's left part (RFC 5322 atext). */
+	snprintf(id_bus, sizeof(id_bus), "%s", e->bus);
+	for (char *c = id_bus; *c; c++)
+		if (*c == ':')
+			*c = '-';
 	gmtime_r(&t, &tm);
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
 	safe(from, sizeof(from), cfg->mail_from, true);
@@ -222,13 +227,14 @@ static enum ga_send_result send_mail(const struct ga_config *cfg,
 	ga_buf_printf(&msg,
 	              "From: %s\nTo: %s\nDate: %s\n"
 	              "Message-ID: <gpualert.admin.%lld.%s.%s@gpualert>\n"
-	              "Subject: [gpualert] GPU fault on %s, GPU %s: %s\n"
+	              "Subject: [gpualert] GPU fault on %s, GPU %s: %s %s\n"
 	              "MIME-Version: 1.0\n"
 	              "Content-Type: text/plain; charset=utf-8\n"
 	              "Content-Transfer-Encoding: 8bit\n"
 	              "Auto-Submitted: auto-generated\n\n",
-	              from, to, date, (long long)now, e->node, e->bus, e->node,
-	              e->bus, e->fault);
+	              from, to, date, (long long)now, e->node, id_bus, e->node,
+	              e->bus, strncmp(e->fault, "sxid", 4) ? "Xid" : "SXid",
+	              e->fault + strspn(e->fault, "sxid"));
 	ga_buf_puts(&body, "gpualert found a GPU hardware fault in the kernel "
 	                   "log of a node, during jobs that failed:\n\n");
 	describe(e, &body);
