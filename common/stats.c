@@ -100,7 +100,7 @@ int ga_stats_parse(const char *line, struct ga_stats_record *rec)
 		}
 		*p++ = '\0';
 	}
-	if (n != 9)
+	if (n != 9 || p) /* fewer or more than nine fields */
 		goto out;
 	rec->time = strtoll(fields[0], &e, 10);
 	if (e == fields[0] || *e)
