@@ -3,10 +3,11 @@
  * lines for its lifetime into the report.
  *
  * Identity (job, uid, pids) comes from spank items and the step's cgroup,
- * never from the job's environment; SLURM_STEP_GPUS/CUDA_VISIBLE_DEVICES
- * (read with spank_getenv) only map the step to device minors, and a
- * user who rewrites them can only lose evidence about a GPU that is not
- * theirs: a line naming another job's pid is never the step's.
+ * never from the job's environment.  The step's GPUs come from its
+ * devices cgroup when Slurm constrains devices, else from
+ * SLURM_STEP_GPUS/SLURM_JOB_GPUS (spank_getenv), which only map the step
+ * to device minors: a line naming another job's pid is never the step's,
+ * whatever the environment says.
  */
 #include "plugin.h"
 
@@ -33,6 +34,9 @@
 static struct {
 	pid_t pids[MAX_PIDS];
 	size_t n;
+	unsigned minors[MAX_GPUS]; /* from the step's devices cgroup */
+	size_t n_minors;
+	bool have_devices; /* the cgroup constrains devices */
 } K;
 
 static void add_pid(pid_t pid)
@@ -54,6 +58,34 @@ static void read_procs(const char *path)
 		return;
 	while (fgets(line, sizeof(line), f) && K.n < MAX_PIDS)
 		add_pid((pid_t)strtol(line, NULL, 10));
+	fclose(f);
+}
+
+/* The GPUs the step may open, from its devices cgroup (task/cgroup with
+ * ConstrainDevices): "c 195:N rwm" lines, N the device minor of
+ * /dev/nvidiaN (195:255 is nvidiactl, 195:254 nvidia-modeset).  "a *:*
+ * rwm" means no constraint: the environment is used instead. */
+static void read_devices(const char *path)
+{
+	char line[128];
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned major, minor;
+
+		if (line[0] == 'a')
+			break;
+		if (sscanf(line, "c %u:%u", &major, &minor) == 2 &&
+		    major == 195 && minor < 254) {
+			K.have_devices = true;
+			if (K.n_minors < MAX_GPUS)
+				K.minors[K.n_minors++] = minor;
+		} else if (line[0] == 'c' || line[0] == 'b') {
+			K.have_devices = true;
+		}
+	}
 	fclose(f);
 }
 
@@ -111,6 +143,16 @@ static void snapshot_cgroup(spank_t sp)
 
 			snprintf(path, sizeof(path), "%s/cgroup.procs", base);
 			read_procs(path);
+		}
+		if (!K.have_devices) {
+			char path[PATH_MAX + 32];
+
+			snprintf(path, sizeof(path),
+			         "/sys/fs/cgroup/devices/slurm%s%s/uid_%u/"
+			         "job_%u/step_%s/devices.list",
+			         roots[i] ? "_" : "", roots[i] ? roots[i] : "",
+			         (unsigned)uid, job, stepname);
+			read_devices(path);
 		}
 		return;
 	}
@@ -189,11 +231,15 @@ void ga_plugin_kernel_evidence(spank_t sp, struct ga_report *r)
 	if (r->root_task < 0 || access(cfg->nvidia_gpus_dir, R_OK | X_OK) < 0)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (spank_getenv(sp, "SLURM_STEP_GPUS", env, sizeof(env)) ==
-	            ESPANK_SUCCESS ||
-	    spank_getenv(sp, "SLURM_JOB_GPUS", env, sizeof(env)) ==
-	            ESPANK_SUCCESS)
+	if (K.have_devices) {
+		n_minors = K.n_minors;
+		memcpy(minors, K.minors, n_minors * sizeof(minors[0]));
+	} else if (spank_getenv(sp, "SLURM_STEP_GPUS", env, sizeof(env)) ==
+	                   ESPANK_SUCCESS ||
+	           spank_getenv(sp, "SLURM_JOB_GPUS", env, sizeof(env)) ==
+	                   ESPANK_SUCCESS) {
 		n_minors = parse_gpus(env, minors, MAX_GPUS);
+	}
 	if (n_minors && ga_kernel_gpu_bus_ids(cfg->nvidia_gpus_dir, minors,
 	                                      n_minors, bus) > 0) {
 		struct ga_buf b;
