@@ -10,6 +10,8 @@
 # A fake /proc/driver/nvidia/gpus directory stands for the driver.
 #   - Xid 48 naming the job's pid: mailed as gpu_hw, the line in the body;
 #   - Xid 48 naming an unrelated pid: stays cuda_kernel;
+#   - Xid 79 with pid='<unknown>' on the step's GPU (device minor 0 in
+#     SLURM_JOB_GPUS, mapped through the fake driver directory): gpu_hw;
 #   - the admin channel gets one message for the node and GPU, even with
 #     a second faulty job within the period;
 #   - gpualert stats shows the node, flagged for repeated gpu_hw.
@@ -76,7 +78,7 @@ JOB
 chown "$GPUALERT_LAB_USER" "$J/gpujob.sh"
 submit() {
 	runuser -u "$GPUALERT_LAB_USER" -- env SLURM_CONF="$SLURM_CONF" \
-		sbatch --parsable --gpualert=email -D "$J" -o "$J/%j.out" "$J/gpujob.sh"
+		sbatch --parsable --gpualert=email -D "$J" -o "$J/%j.out" "$@" "$J/gpujob.sh"
 }
 wait_file() { for _ in $(seq 1 600); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 wait_job() {
@@ -85,6 +87,11 @@ wait_job() {
 		sleep 0.5
 	done
 	return 1
+}
+# NVIDIA/open-gpu-kernel-modules issue 1151 shows this line; the
+# "pid='<unknown>', name=<unknown>" form is the one of leptonai/gpud PR 46.
+xid79() {
+	echo "<3>NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus." >/dev/kmsg
 }
 xid48() {	# $1 = pid named by the line
 	echo "<3>NVRM: Xid (PCI:0000:3b:00): 48, pid=$1, name=python, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 0, subpartition 0." >/dev/kmsg
@@ -96,17 +103,21 @@ other=$!
 
 # Each job: once it runs (the lab may run two at a time), the kernel line,
 # then the job goes on to fail.
-hw=$(submit); app=$(submit); hw2=$(submit)
-for j in "$hw" "$app" "$hw2"; do
+# The lab has no GRES: the GPU list of the last job comes from its
+# environment (what Slurm sets with --gres=gpu), the only way to give it
+# one here.
+hw=$(submit); app=$(submit); hw2=$(submit); dev=$(submit --export=ALL,SLURM_JOB_GPUS=0)
+for j in "$hw" "$app" "$hw2" "$dev"; do
 	check "job $j started" wait_file "$J/pid.$j"
 	case $j in
 	"$app") xid48 "$other" ;;
+	"$dev") xid79 ;;
 	*) xid48 "$(cat "$J/pid.$j")" ;;
 	esac
 	touch "$J/go.$j"
 done
 pid_hw=$(cat "$J/pid.$hw")
-for j in "$hw" "$app" "$hw2"; do
+for j in "$hw" "$app" "$hw2" "$dev"; do
 	check "job $j finished" wait_job "$j"
 	check "job $j: FAILED 1:0, as without gpualert" \
 		[ "$(scontrol show job "$j" | grep -o 'JobState=[A-Z_]* \|ExitCode=[0-9:]*' | tr -d '\n')" = "JobState=FAILED ExitCode=1:0" ]
@@ -114,16 +125,16 @@ for j in "$hw" "$app" "$hw2"; do
 		[ "$(cat "$J/$j.out")" = "CUDA error: unspecified launch failure" ]
 done
 for _ in $(seq 1 20); do
-	[ "$(ls "$spool/new" 2>/dev/null | wc -l)" -ge 3 ] && break
+	[ "$(ls "$spool/new" 2>/dev/null | wc -l)" -ge 4 ] && break
 	sleep 0.25
 done
-check "three reports spooled" [ "$(ls "$spool/new" | wc -l)" -ge 3 ]
+check "four reports spooled" [ "$(ls "$spool/new" | wc -l)" -ge 4 ]
 
 /usr/bin/python3 "$SINK" "$SMTP_PORT" "$MAIL" >"$ROOT/sink.log" 2>&1 &
 sink=$!
 for _ in $(seq 1 40); do grep -q listening "$ROOT/sink.log" && break; sleep 0.25; done
 "$BIN" send --once --now --config "$L/gpualert.conf" >"$ROOT/send.log" 2>&1
-check "send: 3 delivered" grep -q "3 delivered" "$ROOT/send.log"
+check "send: 4 delivered" grep -q "4 delivered" "$ROOT/send.log"
 sleep 0.5
 # The text part of each message, decoded (quoted-printable), as FILE.txt.
 for m in "$MAIL"/*.eml; do
@@ -136,7 +147,7 @@ for part in msg.walk():
         break' "$m" >"$m.txt"
 done
 mail_for() { grep -l "^Subject: \[gpualert\] job $1 " "$MAIL"/*.eml 2>/dev/null | head -1; }
-m_hw=$(mail_for "$hw"); m_app=$(mail_for "$app"); m_hw2=$(mail_for "$hw2")
+m_hw=$(mail_for "$hw"); m_app=$(mail_for "$app"); m_hw2=$(mail_for "$hw2"); m_dev=$(mail_for "$dev")
 check "Xid 48 naming the job's pid: mailed as gpu_hw" \
 	grep -q "^Subject: \[gpualert\] job $hw (gpujob) FAILED: gpu_hw" "${m_hw:-/dev/null}"
 check "the kernel line is in the body, marked as the node's kernel log" \
@@ -147,6 +158,12 @@ check "and the unrelated line is not in its mail" \
 	bash -c "[ -s '${m_app:-/dev/null}.txt' ] && ! grep -q 'Xid' '${m_app:-/dev/null}.txt'"
 check "the second faulty job is gpu_hw too" \
 	grep -q "^Subject: \[gpualert\] job $hw2 (gpujob) FAILED: gpu_hw" "${m_hw2:-/dev/null}"
+check "Xid 79 without a pid on the step's GPU: gpu_hw" \
+	grep -q "^Subject: \[gpualert\] job $dev (gpujob) FAILED: gpu_hw" "${m_dev:-/dev/null}"
+check "its mail shows the line and the GPU" \
+	bash -c "grep -q '^  node kernel log: NVRM: Xid (PCI:0000:3b:00): 79' '${m_dev:-/dev/null}.txt' && grep -q 'for GPU 0000:3b:00' '${m_dev:-/dev/null}.txt'"
+check "the jobs without that GPU did not get the Xid 79 line" \
+	bash -c "! grep -q 'Xid (PCI:0000:3b:00): 79' '${m_hw:-/dev/null}.txt' '${m_app:-/dev/null}.txt'"
 admin=$(grep -l "^To: admin@localhost" "$MAIL"/*.eml 2>/dev/null)
 check "the admin channel received exactly one message" [ "$(echo "$admin" | grep -c .)" = 1 ]
 admin=${admin:-/dev/null}
@@ -163,10 +180,10 @@ check "the second job waits for the next period in admin.state" \
 "$BIN" stats --spool "$spool" --prometheus "$ROOT/gpualert.prom" >"$ROOT/stats.txt" 2>&1
 node=ga${BASE}n1
 check "gpualert stats shows the node with its gpu_hw failures" \
-	grep -q "^  $node .*3  (gpu_hw 2)  <-- REPEATED gpu_hw" "$ROOT/stats.txt"
-check "and the GPU" grep -q "^  $node 0000:3b:00 .*(gpu_hw 2)" "$ROOT/stats.txt"
+	grep -q "^  $node .*4  (gpu_hw 3)  <-- REPEATED gpu_hw" "$ROOT/stats.txt"
+check "and the GPU" grep -q "^  $node 0000:3b:00 .*(gpu_hw 3)" "$ROOT/stats.txt"
 check "Prometheus textfile: gpu_hw by node" \
-	grep -q "^gpualert_gpu_hw{node=\"$node\"} 2$" "$ROOT/gpualert.prom"
+	grep -q "^gpualert_gpu_hw{node=\"$node\"} 3$" "$ROOT/gpualert.prom"
 if [ "$fails" != 0 ]; then
 	echo "# send log:"; sed 's/^/#   /' "$ROOT/send.log"
 	echo "# stats:"; sed 's/^/#   /' "$ROOT/stats.txt"
