@@ -41,6 +41,7 @@ PS=$GPUALERT_LAB/etc/plugstack.conf.d/gpualert.conf
 use() { echo "optional $L/gpualert.so config=$L/$1.conf" >"$PS"; }
 ns() { date +%s%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+quart() { sort -n | awk '{a[NR]=$1} END {printf "%.2f-%.2f", a[int((NR+3)/4)]/1000, a[int((3*NR+1)/4)]/1000}'; }
 cd "$J"
 [ -d /proc/driver/nvidia ] && echo "note: this node HAS an NVIDIA driver"
 echo "kernel log: $(dmesg | wc -l) records now (dmesg)"
@@ -54,7 +55,8 @@ for i in $(seq 1 "$N"); do
 	done
 done
 for c in off on scan; do
-	printf '%-8s %7.2f ms\n' "$c" "$(echo "$(median <"$L/lat.$c")/1000" | bc -l)"
+	printf '%-8s median %7.2f ms  (quartiles %s ms)\n' "$c" \
+		"$(echo "$(median <"$L/lat.$c")/1000" | bc -l)" "$(quart <"$L/lat.$c")"
 done
 echo "== inside slurm_spank_exit (slurmd.log)"
 grep -h 'gpualert: exit: kernel log' "$GPUALERT_LAB"/log/slurmd*.log |
