@@ -155,6 +155,8 @@ int ga_bus_id_normalize(const char *text, size_t len, char *out)
 
 static const char *find(const char *s, size_t len, const char *needle)
 {
+	if (!s || !len)
+		return NULL;
 	return memmem(s, len, needle, strlen(needle));
 }
 
