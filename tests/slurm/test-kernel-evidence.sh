@@ -146,22 +146,25 @@ for part in msg.walk():
         sys.stdout.write(part.get_payload(decode=True).decode("utf-8", "replace"))
         break' "$m" >"$m.txt"
 done
-mail_for() { grep -l "^Subject: \[gpualert\] job $1 " "$MAIL"/*.eml 2>/dev/null | head -1; }
+# The subject names the job ("job N (gpujob)") and the verdict ("FAILED:
+# CLASS"), in an order the mail renderer decides.
+mail_for() { grep -l "^Subject: \[gpualert\] .*job $1 (gpujob)" "$MAIL"/*.eml 2>/dev/null | head -1; }
+class_is() { grep -q "^Subject: \[gpualert\] .*FAILED: $2\b" "${1:-/dev/null}"; }
 m_hw=$(mail_for "$hw"); m_app=$(mail_for "$app"); m_hw2=$(mail_for "$hw2"); m_dev=$(mail_for "$dev")
 check "Xid 48 naming the job's pid: mailed as gpu_hw" \
-	grep -q "^Subject: \[gpualert\] job $hw (gpujob) FAILED: gpu_hw" "${m_hw:-/dev/null}"
+	class_is "$m_hw" gpu_hw
 check "the kernel line is in the body, marked as the node's kernel log" \
-	grep -q "^  node kernel log: NVRM: Xid (PCI:0000:3b:00): 48, pid=$pid_hw, name=python" "${m_hw:-/dev/null}.txt"
+	grep -q "node kernel log: NVRM: Xid (PCI:0000:3b:00): 48, pid=$pid_hw, name=python" "${m_hw:-/dev/null}.txt"
 check "Xid 48 naming an unrelated pid: stays cuda_kernel" \
-	grep -q "^Subject: \[gpualert\] job $app (gpujob) FAILED: cuda_kernel" "${m_app:-/dev/null}"
+	class_is "$m_app" cuda_kernel
 check "and the unrelated line is not in its mail" \
 	bash -c "[ -s '${m_app:-/dev/null}.txt' ] && ! grep -q 'Xid' '${m_app:-/dev/null}.txt'"
 check "the second faulty job is gpu_hw too" \
-	grep -q "^Subject: \[gpualert\] job $hw2 (gpujob) FAILED: gpu_hw" "${m_hw2:-/dev/null}"
+	class_is "$m_hw2" gpu_hw
 check "Xid 79 without a pid on the step's GPU: gpu_hw" \
-	grep -q "^Subject: \[gpualert\] job $dev (gpujob) FAILED: gpu_hw" "${m_dev:-/dev/null}"
+	class_is "$m_dev" gpu_hw
 check "its mail shows the line and the GPU" \
-	bash -c "grep -q '^  node kernel log: NVRM: Xid (PCI:0000:3b:00): 79' '${m_dev:-/dev/null}.txt' && grep -q 'for GPU 0000:3b:00' '${m_dev:-/dev/null}.txt'"
+	bash -c "grep -q 'node kernel log: NVRM: Xid (PCI:0000:3b:00): 79' '${m_dev:-/dev/null}.txt' && grep -q 'for GPU 0000:3b:00' '${m_dev:-/dev/null}.txt'"
 check "the jobs without that GPU did not get the Xid 79 line" \
 	bash -c "! grep -q 'Xid (PCI:0000:3b:00): 79' '${m_hw:-/dev/null}.txt' '${m_app:-/dev/null}.txt'"
 admin=$(grep -l "^To: admin@localhost" "$MAIL"/*.eml 2>/dev/null)
