@@ -254,11 +254,9 @@ static enum ga_send_result send_webhook(const struct ga_config *cfg,
                                         const struct entry *e, char *err,
                                         size_t err_size)
 {
-	struct ga_config c = *cfg; /* shallow: only the URL differs */
 	struct ga_buf text, json;
 	enum ga_send_result res;
 
-	c.webhook_url = cfg->admin_webhook;
 	ga_buf_init(&text);
 	ga_buf_init(&json);
 	ga_buf_puts(&text, "gpualert: GPU hardware fault\n");
@@ -266,7 +264,8 @@ static enum ga_send_result send_webhook(const struct ga_config *cfg,
 	ga_buf_puts(&json, "{\"text\":");
 	ga_json_str(&json, text.data);
 	ga_buf_puts(&json, "}");
-	res = ga_webhook_post(&c, json.data, json.len, err, err_size);
+	res = ga_webhook_post(cfg, cfg->admin_webhook, "application/json", NULL,
+	                      json.data, json.len, err, err_size);
 	ga_buf_finish(&text);
 	ga_buf_finish(&json);
 	return res;

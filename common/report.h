@@ -13,6 +13,19 @@
  *   tasks: [ { task_id, node, log_path, start_time, end_time,
  *              capture_error?, verdict: <classify --json object>,
  *              tail? (root task and the first failing tasks only) } ]
+ *
+ * Optional keys added within schema 1 (readers ignore keys they do not
+ * know, so reports with and without them are read by every sender of
+ * schema 1; a missing key reads as "unknown"):
+ *   time_limit (seconds; Slurm gives minutes), mem_request (bytes, per
+ *   node, or per CPU when mem_per_cpu is true), mem_per_cpu, mem_peak
+ *   (bytes, the job cgroup's high-water mark on this node), gres (GPUs and
+ *   other generic resources allocated per node, Slurm's spelling),
+ *   script (the path the user submitted, not slurmd's copy),
+ *   notify ("always" | "fail": send nothing when the job succeeded),
+ *   webhook_url, webhook_format ("slack" | "teams" | "ntfy": a personal
+ *   destination, already checked against [webhook] allowed_hosts).
+ *
  *   Kernel evidence (optional keys, absent when empty; readers of an
  *   older gpualert ignore them):
  *   partition?, gpus? (the step's GPU bus ids), kernel?: [ { source
@@ -24,6 +37,7 @@
 #ifndef GPUALERT_COMMON_REPORT_H
 #define GPUALERT_COMMON_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,10 +49,24 @@
 #define GA_REPORT_MAX_TASKS 100000
 #define GA_REPORT_MAX_RECIPIENTS 100
 
+/* Where the task's output is kept and what of it was read: the task's
+ * own output file (its .out), or gpualert's durable log. */
+struct ga_task_record {
+	bool present;
+	bool is_log; /* gpualert's log (else the task's own file) */
+	uint64_t dev, ino;
+	uint64_t start;   /* offset of the task's first byte */
+	uint64_t end;     /* the file's size when it was read */
+	uint64_t read;    /* bytes classified (the newest ones) */
+	uint64_t skipped; /* bytes not read: over classify_max */
+	uint64_t cut;     /* bytes the log dropped to stay in log_max */
+};
+
 struct ga_task_report {
 	uint32_t task_id; /* global rank */
 	char *node;
-	char *log_path; /* durable log; NULL if none */
+	char *log_path; /* the record's path (output file or log); or NULL */
+	struct ga_task_record record;
 	int64_t start_time, end_time;
 	char *capture_error;       /* why capture degraded; NULL if OK */
 	struct ga_verdict verdict; /* includes the exit status */
@@ -80,6 +108,19 @@ struct ga_report {
 	struct ga_task_report *tasks;
 	size_t n_tasks;
 	long root_task; /* -1: no task failed */
+
+	/* Resource context (0 / NULL: unknown). */
+	int64_t time_limit;   /* seconds */
+	uint64_t mem_request; /* bytes per node, or per CPU */
+	bool mem_per_cpu;
+	uint64_t mem_peak; /* bytes */
+	char *gres;
+	char *script;
+
+	/* Delivery choice. */
+	char *notify; /* "always" (NULL reads so) or "fail" */
+	char *webhook_url;
+	char *webhook_format;
 
 	/* Kernel evidence (ga_report_apply_kernel, kernlog.h). */
 	char *partition;
