@@ -12,8 +12,8 @@
 #   - Xid 48 naming an unrelated pid: stays cuda_kernel;
 #   - Xid 79 with pid='<unknown>' on the step's GPU (device minor 0 in
 #     SLURM_JOB_GPUS, mapped through the fake driver directory): gpu_hw;
-#   - the admin channel gets one message for the node and GPU, even with
-#     a second faulty job within the period;
+#   - the admin channel (mail and webhook) gets one message for the node
+#     and GPU, even with a second faulty job within the period;
 #   - gpualert stats shows the node, flagged for repeated gpu_hw.
 # Prints TAP.
 set -u
@@ -31,11 +31,14 @@ ROOT=$(mktemp -d /tmp/ga-kernel.XXXXXX)
 chmod 755 "$ROOT"
 L=$ROOT/lab
 SMTP_PORT=$((BASE + 20))
+HOOK_PORT=$((BASE + 21))
 MAIL=$ROOT/mail
 sink=
+hook=
 other=
 cleanup() {
 	[ -z "$sink" ] || kill "$sink" 2>/dev/null
+	[ -z "$hook" ] || kill "$hook" 2>/dev/null
 	[ -z "$other" ] || kill "$other" 2>/dev/null
 	GPUALERT_LAB=$L "$LABSH" stop >/dev/null 2>&1
 	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
@@ -59,7 +62,8 @@ eval "$("$LABSH" env)"
 spool=$L/gaspool
 "$LABSH" gpualert "$SO" "$SMTP_PORT" "connect_timeout = 2" "timeout = 10" \
 	"[general]" "kernel_log = yes" "nvidia_gpus_dir = $ROOT/gpus" \
-	"[admin]" "mail = admin@localhost" "period = 3600"
+	"[admin]" "mail = admin@localhost" "period = 3600" \
+	"webhook = http://127.0.0.1:$HOOK_PORT/admin"
 
 J=$GPUALERT_LAB_JOBS
 cat >"$J/gpujob.sh" <<'JOB'
@@ -133,6 +137,27 @@ check "four reports spooled" [ "$(ls "$spool/new" | wc -l)" -ge 4 ]
 /usr/bin/python3 "$SINK" "$SMTP_PORT" "$MAIL" >"$ROOT/sink.log" 2>&1 &
 sink=$!
 for _ in $(seq 1 40); do grep -q listening "$ROOT/sink.log" && break; sleep 0.25; done
+# The admin webhook: an HTTP server on loopback that stores each POST body.
+/usr/bin/python3 - "$HOOK_PORT" "$ROOT/hook" >"$ROOT/hook.log" 2>&1 <<'PY' &
+import http.server, os, sys
+port, out = int(sys.argv[1]), sys.argv[2]
+os.makedirs(out, exist_ok=True)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        n = len(os.listdir(out)) + 1
+        with open(os.path.join(out, "%03d.json" % n), "wb") as f:
+            f.write(body)
+        self.send_response(200)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", port), H)
+print("listening", flush=True)
+s.serve_forever()
+PY
+hook=$!
+for _ in $(seq 1 40); do grep -q listening "$ROOT/hook.log" && break; sleep 0.25; done
 "$BIN" send --once --now --config "$L/gpualert.conf" >"$ROOT/send.log" 2>&1
 check "send: 4 delivered" grep -q "4 delivered" "$ROOT/send.log"
 sleep 0.5
@@ -173,10 +198,18 @@ admin=${admin:-/dev/null}
 check "it names the node, the GPU, the Xid and the action" \
 	bash -c "grep -q '^Node: *${GPUALERT_LAB_NODE:-ga${BASE}n1}' '$admin' && grep -q '^GPU: *0000:3b:00' '$admin' && grep -q '^Fault: *Xid 48' '$admin' && grep -q '^Action: *drain' '$admin'"
 check "it names the job affected" grep -q "^Jobs: *$hw" "$admin"
+check "the admin webhook received one POST" [ "$(ls "$ROOT/hook" 2>/dev/null | wc -l)" = 1 ]
+check "a JSON text naming the node, the GPU and the Xid" \
+	/usr/bin/python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["text"]
+sys.exit(0 if all(w in t for w in (sys.argv[2], "0000:3b:00", "Xid 48")) else 1)' \
+	"$ROOT/hook/001.json" "ga${BASE}n1"
 "$BIN" send --once --now --config "$L/gpualert.conf" >>"$ROOT/send.log" 2>&1
 sleep 0.3
 check "still one admin message within the period" \
 	[ "$(grep -l "^To: admin@localhost" "$MAIL"/*.eml | wc -l)" = 1 ]
+check "and one webhook POST" [ "$(ls "$ROOT/hook" | wc -l)" = 1 ]
 check "the second job waits for the next period in admin.state" \
 	grep -q "$hw2" "$spool/admin.state"
 
