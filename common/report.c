@@ -44,6 +44,16 @@ void ga_report_finish(struct ga_report *r)
 	for (size_t i = 0; i < r->n_tasks; i++)
 		task_finish(&r->tasks[i]);
 	free(r->tasks);
+	free(r->partition);
+	free(r->gpus);
+	for (size_t i = 0; i < r->n_kernel; i++) {
+		free(r->kernel[i].text);
+		free(r->kernel[i].bus_id);
+		free(r->kernel[i].match);
+		free(r->kernel[i].kind);
+		free(r->kernel[i].action);
+	}
+	free(r->kernel);
 	ga_report_init(r);
 }
 
@@ -60,6 +70,21 @@ struct ga_task_report *ga_report_add_task(struct ga_report *r)
 	memset(&tmp[r->n_tasks], 0, sizeof(tmp[0]));
 	ga_verdict_init(&tmp[r->n_tasks].verdict);
 	return &tmp[r->n_tasks++];
+}
+
+struct ga_report_kernel *ga_report_add_kernel(struct ga_report *r)
+{
+	struct ga_report_kernel *tmp;
+
+	if (r->n_kernel >= GA_REPORT_MAX_KERNEL)
+		return NULL;
+	tmp = realloc(r->kernel, (r->n_kernel + 1) * sizeof(*tmp));
+	if (!tmp)
+		return NULL;
+	r->kernel = tmp;
+	memset(&tmp[r->n_kernel], 0, sizeof(tmp[0]));
+	tmp[r->n_kernel].pid = -1;
+	return &tmp[r->n_kernel++];
 }
 
 int ga_report_set(char **field, const char *value)
@@ -145,6 +170,41 @@ static void key_int(struct ga_buf *out, int *first, const char *key,
 {
 	ga_json_key(out, first, key);
 	ga_buf_printf(out, "%lld", value);
+}
+
+/* Kernel evidence: optional keys, written only when present. */
+static void write_kernel_json(const struct ga_report *r, struct ga_buf *out,
+                              int *first)
+{
+	if (r->partition)
+		key_str(out, first, "partition", r->partition);
+	if (r->gpus)
+		key_str(out, first, "gpus", r->gpus);
+	if (!r->n_kernel)
+		return;
+	ga_json_key(out, first, "kernel");
+	ga_buf_putc(out, '[');
+	for (size_t i = 0; i < r->n_kernel; i++) {
+		const struct ga_report_kernel *k = &r->kernel[i];
+		int kf = 1;
+
+		if (i)
+			ga_buf_putc(out, ',');
+		ga_buf_putc(out, '{');
+		key_str(out, &kf, "source", "kernel_log");
+		key_int(out, &kf, "time", (long long)k->time);
+		key_str(out, &kf, "text", k->text);
+		key_int(out, &kf, "xid", k->xid);
+		ga_json_key(out, &kf, "sxid");
+		ga_buf_puts(out, k->sxid ? "true" : "false");
+		key_int(out, &kf, "pid", k->pid);
+		key_str(out, &kf, "bus_id", k->bus_id);
+		key_str(out, &kf, "match", k->match);
+		key_str(out, &kf, "kind", k->kind);
+		key_str(out, &kf, "action", k->action);
+		ga_buf_putc(out, '}');
+	}
+	ga_buf_putc(out, ']');
 }
 
 static void write_record(struct ga_buf *out, int *first,
@@ -258,7 +318,9 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 		}
 		ga_buf_putc(out, '}');
 	}
-	ga_buf_puts(out, "]}");
+	ga_buf_putc(out, ']');
+	write_kernel_json(r, out, &first);
+	ga_buf_putc(out, '}');
 }
 
 /* ---- parsing ---------------------------------------------------------- */
@@ -399,6 +461,45 @@ static int parse_task(const struct ga_json *o, struct ga_task_report *t)
 	return parse_verdict(verdict, &t->verdict);
 }
 
+static int parse_kernel(const struct ga_json *root, struct ga_report *r)
+{
+	const struct ga_json *arr = ga_json_get(root, "kernel");
+
+	if (copy_str(root, "partition", &r->partition, false) < 0 ||
+	    copy_str(root, "gpus", &r->gpus, false) < 0)
+		return -EINVAL;
+	if (!arr)
+		return 0;
+	if (arr->type != GA_JSON_ARRAY)
+		return -EINVAL;
+	for (size_t i = 0; i < arr->n && i < GA_REPORT_MAX_KERNEL; i++) {
+		const struct ga_json *o = &arr->items[i];
+		const struct ga_json *sx = ga_json_get(o, "sxid");
+		struct ga_report_kernel *k;
+		int64_t n;
+
+		if (o->type != GA_JSON_OBJECT)
+			return -EINVAL;
+		k = ga_report_add_kernel(r);
+		if (!k)
+			return -ENOMEM;
+		if (copy_str(o, "text", &k->text, true) < 0 ||
+		    copy_str(o, "bus_id", &k->bus_id, false) < 0 ||
+		    copy_str(o, "match", &k->match, false) < 0 ||
+		    copy_str(o, "kind", &k->kind, false) < 0 ||
+		    copy_str(o, "action", &k->action, false) < 0)
+			return -EINVAL;
+		if (ga_json_get_int(o, "time", &n))
+			k->time = n;
+		if (ga_json_get_int(o, "xid", &n) && n >= 0 && n < 1000000)
+			k->xid = (unsigned)n;
+		if (ga_json_get_int(o, "pid", &n) && n > 0 && n < 4194305)
+			k->pid = (long)n;
+		k->sxid = sx && sx->type == GA_JSON_BOOL && sx->boolean;
+	}
+	return 0;
+}
+
 int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
                          const char **err)
 {
@@ -506,6 +607,11 @@ int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
 				*err = "malformed task entry";
 			goto out;
 		}
+	}
+	if (parse_kernel(root, r) < 0) {
+		if (err)
+			*err = "malformed kernel evidence";
+		goto out;
 	}
 	r->root_task = -1;
 	if (ga_json_get_int(root, "root_task", &n) && n >= 0 &&

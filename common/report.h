@@ -25,6 +25,14 @@
  *   notify ("always" | "fail": send nothing when the job succeeded),
  *   webhook_url, webhook_format ("slack" | "teams" | "ntfy": a personal
  *   destination, already checked against [webhook] allowed_hosts).
+ *
+ *   Kernel evidence (optional keys, absent when empty; readers of an
+ *   older gpualert ignore them):
+ *   partition?, gpus? (the step's GPU bus ids), kernel?: [ { source
+ *   ("kernel_log": the node's kernel log), time (microseconds since boot),
+ *   text, xid, sxid (bool), pid (-1 unknown), bus_id, match ("pid",
+ *   "device" or "fabric"), kind ("hardware", "application" or "other"),
+ *   action (suggested admin action) } ]
  */
 #ifndef GPUALERT_COMMON_REPORT_H
 #define GPUALERT_COMMON_REPORT_H
@@ -64,6 +72,21 @@ struct ga_task_report {
 	struct ga_verdict verdict; /* includes the exit status */
 };
 
+/* A line of the node's kernel log attributed to the step. */
+struct ga_report_kernel {
+	int64_t time; /* kernel log clock, microseconds since boot */
+	char *text;
+	unsigned xid;
+	bool sxid;
+	long pid; /* -1: not named */
+	char *bus_id;
+	char *match;  /* "pid", "device", "fabric" */
+	char *kind;   /* "hardware", "application", "other" */
+	char *action; /* suggested admin action; NULL if none */
+};
+
+#define GA_REPORT_MAX_KERNEL 16
+
 struct ga_report {
 	int schema;
 	char *origin;
@@ -98,7 +121,17 @@ struct ga_report {
 	char *notify; /* "always" (NULL reads so) or "fail" */
 	char *webhook_url;
 	char *webhook_format;
+
+	/* Kernel evidence (ga_report_apply_kernel, kernlog.h). */
+	char *partition;
+	char *gpus; /* comma-separated bus ids; NULL: none or unknown */
+	struct ga_report_kernel *kernel;
+	size_t n_kernel;
 };
+
+/* Append a zeroed kernel line (pid -1) and return it, or NULL on ENOMEM
+ * or past GA_REPORT_MAX_KERNEL. */
+struct ga_report_kernel *ga_report_add_kernel(struct ga_report *r);
 
 /* Caller storage; every string field is heap-owned by the report. */
 void ga_report_init(struct ga_report *r);

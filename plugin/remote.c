@@ -399,6 +399,7 @@ int ga_remote_task_exit(spank_t sp)
 	       tc ? (unsigned long long)tc->helper_maxrss_kib : 0ULL);
 	if (WIFSIGNALED(ws) && !R.sched_queried && p->cfg.query_scheduler)
 		query_scheduler();
+	ga_plugin_kernel_task_exit(sp);
 	return 0;
 }
 
@@ -496,6 +497,7 @@ int ga_remote_exit(spank_t sp)
 		free(ends);
 	}
 	ga_report_choose_root(&r);
+	ga_plugin_kernel_evidence(sp, &r);
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	/* Files for the mail (the full logs, the admin's globs), read as the
 	 * user in a forked child: only when a notification will be sent about
