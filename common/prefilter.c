@@ -5,31 +5,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Anchor-trigram filtering with a stride of two.  Every literal gets an
- * anchor: two consecutive trigrams of it (offsets k and k+1), chosen where
- * they are rarest.  Any occurrence of the literal then has one of them at
- * an even text offset, so the scan only hashes the (loosely case folded)
- * trigram at every second position and tests a table of anchor hashes, 16
- * positions at a time without branches; only where the table says so are
- * the literals anchored there verified.  (Literals are at least 4 bytes:
- * 3 + STRIDE - 1, which is what makes the stride safe.)
- *
- * This beats a skip-based search (Wu-Manber) on logs: the nan rules'
- * literals are 4 bytes, which caps every skip at 3, and each skip waits on
- * the previous table lookup, while the bitmap tests are independent and
- * the CPU overlaps them.  Trigrams rather than pairs because pairs are
- * common in any text and every false alarm costs a verification. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+#endif
 
-#define BLOCK 16
-#define STRIDE 2
-#define FILTER_BITS 15 /* a byte per hash: 32 KiB, in L1 */
-#define BUCKET_BITS 12 /* verification buckets */
-#define COUNT_BITS 16  /* trigram counts when tuning */
+/* Two searches share the work, and each costs little per byte of text.
+ *
+ * Short literals (4-7 bytes) limit how far any search can skip, so they
+ * get their own: every literal has a "fingerprint", three consecutive
+ * bytes of it, and a literal of 8 buckets.  For each text position, the
+ * three bytes there select bucket masks from tables indexed by their low
+ * and high nibbles (AVX2 PSHUFB: 32 positions in a few instructions, the
+ * "Teddy" method of Hyperscan and Rust's aho-corasick), and only a
+ * position whose masks share a bucket is verified against that bucket's
+ * literals.  Without AVX2 the same test uses a byte table per position.
+ *
+ * Long literals (8 bytes and more) are found by probing one position in
+ * every STRIDE (the shortest long literal's length - 3, so at least 5):
+ * each literal has STRIDE consecutive four-byte "anchors", so one of them
+ * is under a probe wherever the literal occurs, and a probe tests the hash
+ * of the (loosely folded) four bytes in a 32 KiB bitmap.  Only where the
+ * bitmap says so are the literals anchored there verified.
+ *
+ * Both choose, per literal, the fingerprint or anchors that are rarest:
+ * by static byte weights, or by counts in a sample of the log
+ * (ga_prefilter_tune).  A filter that triggers on every "INFO" costs a
+ * verification per line; one that triggers on neither the log's noise nor
+ * its ordinary lines costs nothing but the probes. */
+
+#define SHORT_MAX 7 /* literals up to this length: the fingerprint search */
+#define FP 3        /* fingerprint bytes */
+#define BUCKETS 8
+#define Q 4 /* anchor bytes */
+#define STRIDE_MAX 16
+#define FILTER_BITS 18 /* a bit per hash: 32 KiB */
+#define BUCKET_BITS 12 /* verification buckets of the long search */
+#define COUNT_BITS 16  /* gram counts when tuning */
+#define CHUNK 2048     /* text searched between two flushes */
+#define FOLD4 0x20202020u
 
 struct literal {
 	unsigned char *text; /* folded */
 	size_t len;
-	size_t anchor; /* offset of the anchor trigram */
+	size_t anchor; /* offset of the fingerprint, or of the first anchor */
+	unsigned flags;
 };
 
 struct entry {
@@ -40,30 +60,65 @@ struct entry {
 struct ga_prefilter {
 	struct literal *lits;
 	size_t n_lits;
-	size_t max_anchor;
-	uint8_t table[1u << FILTER_BITS];
+	int simd;
+	/* short literals, by bucket */
+	uint32_t *short_ids;
+	size_t n_short;
+	uint32_t bstart[BUCKETS + 1];
+	uint8_t nib[FP][2][16]; /* [byte][low, high nibble][nibble] */
+	uint8_t table[FP][256]; /* [byte][folded byte] */
+	size_t short_back;      /* largest fingerprint offset */
+	/* long literals */
+	size_t n_long;
+	size_t stride;
+	size_t long_back; /* largest offset of a probed anchor */
+	uint8_t bits[1u << (FILTER_BITS - 3)];
 	uint32_t start[(1u << BUCKET_BITS) + 1]; /* CSR by bucket */
 	struct entry *entries;
 };
 
-/* The trigram at P, folded by setting bit 5 of each byte: exact for ASCII
- * letters, and a superset elsewhere ('[' and '{' collide), which is all a
- * filter needs: verification is exact. */
-static inline uint32_t trigram(const unsigned char *p)
-{
-	uint32_t x = (uint32_t)p[0] | ((uint32_t)p[1] << 8) |
-	             ((uint32_t)p[2] << 16);
+static int portable_only;
 
-	return x | 0x202020u;
+void ga_prefilter_force_portable(int on)
+{
+	portable_only = on;
 }
 
-static inline uint32_t hash(uint32_t tri, unsigned bits)
+static int cpu_has_avx2(void)
 {
-	return (tri * 0x9e3779b1u) >> (32 - bits);
+#ifdef HAVE_AVX2_PATH
+	__builtin_cpu_init();
+	return !portable_only && __builtin_cpu_supports("avx2");
+#else
+	return 0;
+#endif
+}
+
+static inline uint32_t load3(const unsigned char *p)
+{
+	return ((uint32_t)p[0] | ((uint32_t)p[1] << 8) |
+	        ((uint32_t)p[2] << 16)) |
+	       0x202020u;
+}
+
+/* The four bytes at P, folded by setting bit 5 of each byte: exact for
+ * ASCII letters, and a superset elsewhere ('[' and '{' collide), which is
+ * all a filter needs: verification is exact. */
+static inline uint32_t load4(const unsigned char *p)
+{
+	uint32_t x;
+
+	memcpy(&x, p, sizeof(x));
+	return x | FOLD4;
+}
+
+static inline uint32_t hash(uint32_t gram, unsigned bits)
+{
+	return (gram * 0x9e3779b1u) >> (32 - bits);
 }
 
 /* Rough byte frequencies in training logs, case folded (per mille), for
- * choosing anchors before any text has been seen. */
+ * choosing before any text has been seen. */
 static unsigned byte_weight(unsigned char c)
 {
 	static const char common[] = "etaoinsrl";
@@ -94,10 +149,13 @@ static unsigned byte_weight(unsigned char c)
 	return 3;
 }
 
-static uint64_t static_score(const unsigned char *t)
+static uint64_t static_score(const unsigned char *t, size_t n)
 {
-	return (uint64_t)byte_weight(t[0]) * byte_weight(t[1]) *
-	       byte_weight(t[2]);
+	uint64_t s = 1;
+
+	for (size_t i = 0; i < n; i++)
+		s *= byte_weight(t[i]);
+	return s;
 }
 
 void ga_prefilter_destroy(struct ga_prefilter *pf)
@@ -107,57 +165,176 @@ void ga_prefilter_destroy(struct ga_prefilter *pf)
 	for (size_t i = 0; i < pf->n_lits; i++)
 		free(pf->lits[i].text);
 	free(pf->lits);
+	free(pf->short_ids);
 	free(pf->entries);
 	free(pf);
 }
 
-/* Choose every literal's anchor (by COUNTS of hashed trigrams in a sample
- * when given, else by static weights) and build the bitmap and buckets. */
-static int build(struct ga_prefilter *pf, const uint32_t *counts)
-{
-	uint32_t fill[1u << BUCKET_BITS];
+/* Counts of the folded 3- and 4-byte grams of a sample, by hash. */
+struct counts {
+	uint32_t *c3, *c4;
+};
 
+static uint64_t count_of(const uint32_t *c, uint32_t gram)
+{
+	return c ? c[hash(gram, COUNT_BITS)] : 0;
+}
+
+/* Popcount-based estimate of how often a bucket's nibble masks accept a
+ * random position, scaled: the product of the accepted fractions. */
+static double bucket_cost(const uint16_t lo[FP], const uint16_t hi[FP])
+{
+	double p = 1;
+
+	for (int j = 0; j < FP; j++)
+		p *= __builtin_popcount(lo[j]) / 16.0 *
+		     (__builtin_popcount(hi[j]) / 16.0);
+	return p;
+}
+
+/* Choose the short literals' fingerprints and buckets. */
+static int build_short(struct ga_prefilter *pf, const struct counts *cnt)
+{
+	uint16_t lo[BUCKETS][FP], hi[BUCKETS][FP];
+	uint32_t *bucket_of;
+	uint32_t fill[BUCKETS] = {0};
+
+	memset(lo, 0, sizeof(lo));
+	memset(hi, 0, sizeof(hi));
+	memset(pf->nib, 0, sizeof(pf->nib));
 	memset(pf->table, 0, sizeof(pf->table));
-	memset(pf->start, 0, sizeof(pf->start));
-	memset(fill, 0, sizeof(fill));
-	pf->max_anchor = 0;
+	memset(pf->bstart, 0, sizeof(pf->bstart));
+	pf->short_back = 0;
+	pf->n_short = 0;
+	bucket_of = calloc(pf->n_lits + 1, sizeof(*bucket_of));
+	if (!bucket_of)
+		return -1;
 	for (size_t i = 0; i < pf->n_lits; i++) {
 		struct literal *l = &pf->lits[i];
 		uint64_t best = UINT64_MAX;
+		size_t b_best = 0;
+		double c_best = 2;
 
-		/* the window of STRIDE trigrams with the lowest total score */
-		for (size_t k = 0; k + 3 + STRIDE - 1 <= l->len; k++) {
-			uint64_t score = 0;
+		if (l->len > SHORT_MAX)
+			continue;
+		for (size_t k = 0; k + FP <= l->len; k++) {
+			uint64_t score = static_score(l->text + k, FP) +
+			                 (count_of(cnt->c3, load3(l->text + k))
+			                  << 32);
 
-			for (size_t o = k; o < k + STRIDE; o++) {
-				score += static_score(l->text + o);
-				if (counts)
-					score += (uint64_t)counts[hash(
-					                 trigram(l->text + o),
-					                 COUNT_BITS)]
-					         << 32;
-			}
 			if (score < best) {
 				best = score;
 				l->anchor = k;
 			}
 		}
-		if (l->anchor + STRIDE - 1 > pf->max_anchor)
-			pf->max_anchor = l->anchor + STRIDE - 1;
-		for (size_t o = l->anchor; o < l->anchor + STRIDE; o++) {
-			uint32_t h = hash(trigram(l->text + o), FILTER_BITS);
+		if (l->anchor > pf->short_back)
+			pf->short_back = l->anchor;
+		/* The bucket this fingerprint makes least permissive. */
+		for (size_t b = 0; b < BUCKETS; b++) {
+			uint16_t tl[FP], th[FP];
+			double c;
 
-			pf->table[h] = 1;
+			for (int j = 0; j < FP; j++) {
+				unsigned char x =
+				        (unsigned char)(l->text[l->anchor +
+				                                (size_t)j] |
+				                        0x20);
+
+				tl[j] = (uint16_t)(lo[b][j] | (1u << (x & 15)));
+				th[j] = (uint16_t)(hi[b][j] | (1u << (x >> 4)));
+			}
+			c = bucket_cost(tl, th) - bucket_cost(lo[b], hi[b]);
+			if (c < c_best) {
+				c_best = c;
+				b_best = b;
+			}
+		}
+		for (int j = 0; j < FP; j++) {
+			unsigned char x =
+			        (unsigned char)(l->text[l->anchor + (size_t)j] |
+			                        0x20);
+
+			lo[b_best][j] = (uint16_t)(lo[b_best][j] |
+			                           (1u << (x & 15)));
+			hi[b_best][j] = (uint16_t)(hi[b_best][j] |
+			                           (1u << (x >> 4)));
+			pf->nib[j][0][x & 15] |= (uint8_t)(1u << b_best);
+			pf->nib[j][1][x >> 4] |= (uint8_t)(1u << b_best);
+			pf->table[j][x] |= (uint8_t)(1u << b_best);
+		}
+		bucket_of[i] = (uint32_t)b_best;
+		pf->bstart[b_best + 1]++;
+		pf->n_short++;
+	}
+	for (size_t b = 0; b < BUCKETS; b++)
+		pf->bstart[b + 1] += pf->bstart[b];
+	for (size_t i = 0; i < pf->n_lits; i++) {
+		uint32_t b = bucket_of[i];
+
+		if (pf->lits[i].len <= SHORT_MAX)
+			pf->short_ids[pf->bstart[b] + fill[b]++] = (uint32_t)i;
+	}
+	free(bucket_of);
+	return 0;
+}
+
+/* Choose the long literals' anchors and build the bitmap and buckets. */
+static void build_long(struct ga_prefilter *pf, const struct counts *cnt)
+{
+	uint32_t fill[1u << BUCKET_BITS];
+	size_t shortest = SIZE_MAX;
+
+	memset(pf->bits, 0, sizeof(pf->bits));
+	memset(pf->start, 0, sizeof(pf->start));
+	memset(fill, 0, sizeof(fill));
+	pf->long_back = 0;
+	for (size_t i = 0; i < pf->n_lits; i++)
+		if (pf->lits[i].len > SHORT_MAX && pf->lits[i].len < shortest)
+			shortest = pf->lits[i].len;
+	pf->n_long = 0;
+	if (shortest == SIZE_MAX)
+		return;
+	pf->stride = shortest - Q + 1;
+	if (pf->stride > STRIDE_MAX)
+		pf->stride = STRIDE_MAX;
+	for (size_t i = 0; i < pf->n_lits; i++) {
+		struct literal *l = &pf->lits[i];
+		uint64_t best = UINT64_MAX;
+
+		if (l->len <= SHORT_MAX)
+			continue;
+		/* the window of STRIDE anchors with the lowest total score */
+		for (size_t k = 0; k + Q + pf->stride - 1 <= l->len; k++) {
+			uint64_t score = 0;
+
+			for (size_t o = k; o < k + pf->stride; o++)
+				score += static_score(l->text + o, Q) +
+				         (count_of(cnt->c4, load4(l->text + o))
+				          << 32);
+			if (score < best) {
+				best = score;
+				l->anchor = k;
+			}
+		}
+		if (l->anchor + pf->stride - 1 > pf->long_back)
+			pf->long_back = l->anchor + pf->stride - 1;
+		for (size_t o = l->anchor; o < l->anchor + pf->stride; o++) {
+			uint32_t h = hash(load4(l->text + o), FILTER_BITS);
+
+			pf->bits[h >> 3] |= (uint8_t)(1u << (h & 7));
 			pf->start[(h >> (FILTER_BITS - BUCKET_BITS)) + 1]++;
 		}
+		pf->n_long++;
 	}
 	for (size_t b = 0; b < (1u << BUCKET_BITS); b++)
 		pf->start[b + 1] += pf->start[b];
 	for (size_t i = 0; i < pf->n_lits; i++) {
 		const struct literal *l = &pf->lits[i];
 
-		for (size_t o = l->anchor; o < l->anchor + STRIDE; o++) {
-			uint32_t b = hash(trigram(l->text + o), FILTER_BITS) >>
+		if (l->len <= SHORT_MAX)
+			continue;
+		for (size_t o = l->anchor; o < l->anchor + pf->stride; o++) {
+			uint32_t b = hash(load4(l->text + o), FILTER_BITS) >>
 			             (FILTER_BITS - BUCKET_BITS);
 			struct entry *e =
 			        &pf->entries[pf->start[b] + fill[b]++];
@@ -166,6 +343,14 @@ static int build(struct ga_prefilter *pf, const uint32_t *counts)
 			e->anchor = (uint32_t)o;
 		}
 	}
+}
+
+static int build(struct ga_prefilter *pf, const struct counts *cnt)
+{
+	pf->simd = cpu_has_avx2();
+	if (build_short(pf, cnt) < 0)
+		return -1;
+	build_long(pf, cnt);
 	return 0;
 }
 
@@ -176,26 +361,31 @@ static struct ga_prefilter *alloc(size_t n)
 	if (!pf)
 		return NULL;
 	pf->lits = calloc(n, sizeof(*pf->lits));
-	pf->entries = calloc(n * STRIDE, sizeof(*pf->entries));
-	if (!pf->lits || !pf->entries) {
+	pf->short_ids = calloc(n, sizeof(*pf->short_ids));
+	pf->entries = calloc(n * STRIDE_MAX, sizeof(*pf->entries));
+	if (!pf->lits || !pf->short_ids || !pf->entries) {
 		ga_prefilter_destroy(pf);
 		return NULL;
 	}
 	return pf;
 }
 
-struct ga_prefilter *ga_prefilter_create(const char *const *lits,
-                                         const size_t *lens, size_t n)
+struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
+                                               const size_t *lens,
+                                               const unsigned *flags, size_t n)
 {
+	const struct counts none = {NULL, NULL};
 	struct ga_prefilter *pf;
 
-	if (n == 0 || n > UINT32_MAX / 2) {
+	if (n == 0 || n > UINT32_MAX / STRIDE_MAX) {
 		errno = EINVAL;
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (lens[i] < GA_PREFILTER_MIN_LITERAL ||
-		    lens[i] > UINT32_MAX / 2) {
+		    lens[i] > UINT32_MAX / 2 ||
+		    (flags && (flags[i] & ~(GA_PREFILTER_WORD_START |
+		                            GA_PREFILTER_WORD_END)))) {
 			errno = EINVAL;
 			return NULL;
 		}
@@ -212,8 +402,10 @@ struct ga_prefilter *ga_prefilter_create(const char *const *lits,
 			pf->lits[i].text[k] = ga_fold(
 			        (unsigned char)lits[i][k]);
 		pf->lits[i].len = lens[i];
+		pf->lits[i].flags = flags ? flags[i] : 0;
 	}
-	build(pf, NULL);
+	if (build(pf, &none) < 0)
+		goto nomem;
 	return pf;
 nomem:
 	ga_prefilter_destroy(pf);
@@ -221,41 +413,57 @@ nomem:
 	return NULL;
 }
 
+struct ga_prefilter *ga_prefilter_create(const char *const *lits,
+                                         const size_t *lens, size_t n)
+{
+	return ga_prefilter_create_flags(lits, lens, NULL, n);
+}
+
 struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
                                        const char *sample, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)sample;
 	struct ga_prefilter *t = alloc(pf->n_lits);
-	uint32_t *counts = calloc(1u << COUNT_BITS, sizeof(*counts));
+	struct counts cnt;
 
-	if (!t || !counts)
+	cnt.c3 = calloc(1u << COUNT_BITS, sizeof(*cnt.c3));
+	cnt.c4 = calloc(1u << COUNT_BITS, sizeof(*cnt.c4));
+	if (!t || !cnt.c3 || !cnt.c4)
 		goto nomem;
 	t->n_lits = pf->n_lits;
 	for (size_t i = 0; i < pf->n_lits; i++) {
 		t->lits[i].len = pf->lits[i].len;
+		t->lits[i].flags = pf->lits[i].flags;
 		t->lits[i].text = malloc(pf->lits[i].len);
 		if (!t->lits[i].text)
 			goto nomem;
 		memcpy(t->lits[i].text, pf->lits[i].text, pf->lits[i].len);
 	}
-	for (size_t i = 0; i + 3 <= len; i++) {
-		uint32_t *c = &counts[hash(trigram(s + i), COUNT_BITS)];
+	for (size_t i = 0; i + Q <= len; i++) {
+		uint32_t *c3 = &cnt.c3[hash(load3(s + i), COUNT_BITS)];
+		uint32_t *c4 = &cnt.c4[hash(load4(s + i), COUNT_BITS)];
 
-		if (*c < UINT32_MAX)
-			(*c)++;
+		if (*c3 < UINT32_MAX)
+			(*c3)++;
+		if (*c4 < UINT32_MAX)
+			(*c4)++;
 	}
-	build(t, counts);
-	free(counts);
+	if (build(t, &cnt) < 0)
+		goto nomem;
+	free(cnt.c3);
+	free(cnt.c4);
 	return t;
 nomem:
-	free(counts);
+	free(cnt.c3);
+	free(cnt.c4);
 	ga_prefilter_destroy(t);
 	errno = ENOMEM;
 	return NULL;
 }
 
-/* Hits found but not reported yet: the scan meets literals in the order
- * of their anchors, callers want them in the order of their starts. */
+/* Hits found but not reported yet: the searches meet literals in the
+ * order of their fingerprints and anchors, callers want them in the order
+ * of their starts. */
 struct pending {
 	struct {
 		size_t start, lit;
@@ -299,15 +507,6 @@ struct scan {
 	int stop;
 };
 
-static inline int folded_equal(const unsigned char *text,
-                               const unsigned char *lit, size_t len)
-{
-	for (size_t k = 0; k < len; k++)
-		if (ga_fold(text[k]) != lit[k])
-			return 0;
-	return 1;
-}
-
 /* Report the pending hits that start before LIMIT. */
 static void flush(struct scan *sc, size_t limit)
 {
@@ -333,39 +532,183 @@ static void flush(struct scan *sc, size_t limit)
 	sc->pend.n -= done;
 }
 
-/* Verify the literals whose anchor hash matches the text at offset I. */
-static void verify(struct scan *sc, size_t i)
+/* PCRE2's \w in byte mode without UCP. */
+static inline int is_word(unsigned char c)
+{
+	unsigned char f = (unsigned char)(c | 0x20);
+
+	return (f >= 'a' && f <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Literal I at START: verify it and queue the hit. */
+static void accept(struct scan *sc, uint32_t i, size_t start)
+{
+	const struct literal *l = &sc->pf->lits[i];
+	const unsigned char *t = sc->s + start;
+
+	if (start < sc->floor || l->len > sc->len - start)
+		return;
+	for (size_t k = 0; k < l->len; k++)
+		if (ga_fold(t[k]) != l->text[k])
+			return;
+	if ((l->flags & GA_PREFILTER_WORD_START) && start > 0 && is_word(t[-1]))
+		return;
+	if ((l->flags & GA_PREFILTER_WORD_END) && start + l->len < sc->len &&
+	    is_word(t[l->len]))
+		return;
+	if (pending_add(&sc->pend, start, i) < 0) {
+		/* Out of memory: report what we have, in order. */
+		flush(sc, SIZE_MAX);
+		if (pending_add(&sc->pend, start, i) < 0)
+			sc->stop = 1;
+	}
+}
+
+/* The short literals of the buckets in BUCKETS whose fingerprint may be
+ * at text offset P. */
+static void verify_short(struct scan *sc, size_t p, unsigned buckets)
 {
 	const struct ga_prefilter *pf = sc->pf;
-	uint32_t b = hash(trigram(sc->s + i), FILTER_BITS) >>
-	             (FILTER_BITS - BUCKET_BITS);
 
-	for (uint32_t e = pf->start[b]; e < pf->start[b + 1]; e++) {
-		const struct literal *l = &pf->lits[pf->entries[e].lit];
-		size_t anchor = pf->entries[e].anchor, start;
+	while (buckets) {
+		unsigned b = (unsigned)__builtin_ctz(buckets);
 
-		if (i < anchor)
-			continue;
-		start = i - anchor;
-		if (start < sc->floor || l->len > sc->len - start ||
-		    !folded_equal(sc->s + start, l->text, l->len))
-			continue;
-		if (pending_add(&sc->pend, start, pf->entries[e].lit) < 0) {
-			/* Out of memory: report what we have, in order. */
-			flush(sc, SIZE_MAX);
-			if (pending_add(&sc->pend, start, pf->entries[e].lit) <
-			    0)
-				sc->stop = 1;
+		buckets &= buckets - 1;
+		for (uint32_t e = pf->bstart[b]; e < pf->bstart[b + 1]; e++) {
+			uint32_t i = pf->short_ids[e];
+			size_t k = pf->lits[i].anchor;
+
+			if (p >= k)
+				accept(sc, i, p - k);
 		}
 	}
 }
 
-static inline unsigned probe(const uint8_t *table, const unsigned char *p)
+/* The long literals whose anchor hash matches the text at offset P. */
+static void verify_long(struct scan *sc, size_t p)
 {
-	uint32_t x;
+	const struct ga_prefilter *pf = sc->pf;
+	uint32_t b = hash(load4(sc->s + p), FILTER_BITS) >>
+	             (FILTER_BITS - BUCKET_BITS);
 
-	memcpy(&x, p, sizeof(x)); /* one unaligned load; byte 3 ignored */
-	return table[hash((x & 0xffffffu) | 0x202020u, FILTER_BITS)];
+	for (uint32_t e = pf->start[b]; e < pf->start[b + 1]; e++) {
+		size_t anchor = pf->entries[e].anchor;
+
+		if (p >= anchor)
+			accept(sc, pf->entries[e].lit, p - anchor);
+	}
+}
+
+#ifdef HAVE_AVX2_PATH
+/* Fingerprint positions P.. before TO, 32 at a time while 34 bytes can be
+ * read; returns where it stopped. */
+__attribute__((target("avx2"))) static size_t short_avx2(struct scan *sc,
+                                                         size_t p, size_t to)
+{
+	const struct ga_prefilter *pf = sc->pf;
+	const __m256i low = _mm256_set1_epi8(0x0f),
+	              fold = _mm256_set1_epi8(0x20);
+	__m256i m[FP][2];
+
+	for (int j = 0; j < FP; j++)
+		for (int h = 0; h < 2; h++)
+			m[j][h] = _mm256_broadcastsi128_si256(_mm_loadu_si128(
+			        (const __m128i *)pf->nib[j][h]));
+	while (p < to && p + 32 + FP - 1 <= sc->len && !sc->stop) {
+		__m256i r = _mm256_set1_epi8(-1);
+		uint32_t mask;
+
+		for (int j = 0; j < FP; j++) {
+			__m256i x = _mm256_or_si256(
+			        _mm256_loadu_si256(
+			                (const __m256i *)(sc->s + p +
+			                                  (size_t)j)),
+			        fold);
+			__m256i lo = _mm256_and_si256(x, low);
+			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4),
+			                              low);
+
+			r = _mm256_and_si256(
+			        r, _mm256_and_si256(
+			                   _mm256_shuffle_epi8(m[j][0], lo),
+			                   _mm256_shuffle_epi8(m[j][1], hi)));
+		}
+		mask = ~(uint32_t)_mm256_movemask_epi8(
+		        _mm256_cmpeq_epi8(r, _mm256_setzero_si256()));
+		if (to - p < 32)
+			mask &= (1u << (to - p)) - 1;
+		if (mask) {
+			uint8_t v[32];
+
+			_mm256_storeu_si256((__m256i *)v, r);
+			while (mask) {
+				unsigned j = (unsigned)__builtin_ctz(mask);
+
+				mask &= mask - 1;
+				verify_short(sc, p + j, v[j]);
+			}
+		}
+		p += 32;
+	}
+	return p < to ? p : to;
+}
+#endif
+
+/* Fingerprint positions P.. before TO. */
+static void scan_short(struct scan *sc, size_t p, size_t to)
+{
+	const struct ga_prefilter *pf = sc->pf;
+	const unsigned char *s = sc->s;
+
+#ifdef HAVE_AVX2_PATH
+	if (pf->simd)
+		p = short_avx2(sc, p, to);
+#endif
+	for (; p < to && p + FP <= sc->len; p++) {
+		unsigned r = pf->table[0][s[p] | 0x20] &
+		             pf->table[1][s[p + 1] | 0x20] &
+		             pf->table[2][s[p + 2] | 0x20];
+
+		if (r)
+			verify_short(sc, p, r);
+	}
+}
+
+static inline unsigned probe(const uint8_t *bits, const unsigned char *p)
+{
+	uint32_t h = hash(load4(p), FILTER_BITS);
+
+	return (bits[h >> 3] >> (h & 7)) & 1u;
+}
+
+/* Probe positions P, P + stride, ... until TO; returns the next probe
+ * position, or the text's length when no probe fits any more. */
+static size_t scan_long(struct scan *sc, size_t p, size_t to)
+{
+	const struct ga_prefilter *pf = sc->pf;
+	const size_t st = pf->stride;
+
+	/* Eight probes at a time: they are independent, so the CPU overlaps
+	 * their loads. */
+	while (p < to && p + 7 * st + Q <= sc->len) {
+		const unsigned char *b = sc->s + p;
+		unsigned mask = 0;
+
+#pragma GCC unroll 8
+		for (unsigned j = 0; j < 8; j++)
+			mask |= probe(pf->bits, b + j * st) << j;
+		while (mask) {
+			unsigned j = (unsigned)__builtin_ctz(mask);
+
+			mask &= mask - 1;
+			verify_long(sc, p + j * st);
+		}
+		p += 8 * st;
+	}
+	for (; p < to && p + Q <= sc->len; p += st)
+		if (probe(pf->bits, sc->s + p))
+			verify_long(sc, p);
+	return p + Q <= sc->len ? p : sc->len;
 }
 
 void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
@@ -375,42 +718,33 @@ void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
 	                  len, on_hit,
 	                  ctx, {NULL, 0, 0},
 	                  0,   0};
-	const uint8_t *table = pf->table;
-	size_t i = 0; /* always even */
+	size_t back = pf->short_back > pf->long_back ? pf->short_back
+	                                             : pf->long_back;
+	/* the next position each search looks at */
+	size_t at_short = pf->n_short ? 0 : len, at_long = pf->n_long ? 0 : len;
 
 	if (len < GA_PREFILTER_MIN_LITERAL)
 		return;
 	while (!sc.stop) {
-		if (sc.floor > i)
-			i = sc.floor & ~(size_t)(STRIDE - 1);
-		if (i + 3 > len)
-			break;
-		/* a block probes BLOCK positions, reading 4 bytes at each */
-		if (i + STRIDE * (BLOCK - 1) + 4 <= len) {
-			const unsigned char *p = sc.s + i;
-			unsigned mask = 0;
+		size_t lo = at_short < at_long ? at_short : at_long, end;
 
-			/* Unrolled: the probes are independent, so the CPU
-			 * overlaps their loads. */
-#pragma GCC unroll 16
-			for (unsigned j = 0; j < BLOCK; j++)
-				mask |= probe(table, p + STRIDE * j) << j;
-			while (mask && !sc.stop) {
-				verify(&sc,
-				       i + STRIDE * (unsigned)__builtin_ctz(
-				                            mask));
-				mask &= mask - 1;
-			}
-			i += STRIDE * BLOCK;
-		} else {
-			if (table[hash(trigram(sc.s + i), FILTER_BITS)])
-				verify(&sc, i);
-			i += STRIDE;
+		if (lo >= len)
+			break;
+		end = len - lo > CHUNK ? lo + CHUNK : len;
+		if (at_short < end) {
+			scan_short(&sc, at_short, end);
+			at_short = end;
 		}
-		/* Hits starting before i - max_anchor can no longer be
-		 * preceded by one found later. */
-		if (sc.pend.n && i > pf->max_anchor)
-			flush(&sc, i - pf->max_anchor);
+		if (at_long < end)
+			at_long = scan_long(&sc, at_long, end);
+		/* Every hit starting before lo - back has been found. */
+		lo = at_short < at_long ? at_short : at_long;
+		if (sc.pend.n && lo > back)
+			flush(&sc, lo - back);
+		if (sc.floor > at_short)
+			at_short = sc.floor;
+		if (sc.floor > at_long)
+			at_long = sc.floor;
 	}
 	flush(&sc, SIZE_MAX);
 	free(sc.pend.v);
