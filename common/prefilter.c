@@ -1,6 +1,7 @@
 #include "prefilter.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +73,8 @@ struct ga_prefilter {
 	size_t n_long;
 	size_t stride;
 	size_t long_back; /* largest offset of a probed anchor */
-	uint8_t bits[1u << (FILTER_BITS - 3)];
-	uint32_t start[(1u << BUCKET_BITS) + 1]; /* CSR by bucket */
+	uint8_t bits[(1u << (FILTER_BITS - 3)) + 4]; /* + 4: vector loads */
+	uint32_t start[(1u << BUCKET_BITS) + 1];     /* CSR by bucket */
 	struct entry *entries;
 };
 
@@ -173,6 +174,8 @@ void ga_prefilter_destroy(struct ga_prefilter *pf)
 /* Counts of the folded 3- and 4-byte grams of a sample, by hash. */
 struct counts {
 	uint32_t *c3, *c4;
+	double freq[256]; /* share of each folded byte */
+	double len;       /* of the sample */
 };
 
 static uint64_t count_of(const uint32_t *c, uint32_t gram)
@@ -180,16 +183,49 @@ static uint64_t count_of(const uint32_t *c, uint32_t gram)
 	return c ? c[hash(gram, COUNT_BITS)] : 0;
 }
 
-/* Popcount-based estimate of how often a bucket's nibble masks accept a
- * random position, scaled: the product of the accepted fractions. */
-static double bucket_cost(const uint16_t lo[FP], const uint16_t hi[FP])
+/* How many positions of the sample a bucket with nibble masks LO/HI
+ * accepts: the sample's counts of every trigram the masks let through
+ * (they accept every combination of the nibbles they hold, not only the
+ * fingerprints put in).  Without a sample, or with too many combinations,
+ * an estimate from byte frequencies, as if bytes were independent. */
+static double bucket_cost(const struct counts *cnt, const uint16_t lo[FP],
+                          const uint16_t hi[FP])
 {
+	unsigned char acc[FP][128];
+	size_t n[FP];
 	double p = 1;
 
-	for (int j = 0; j < FP; j++)
-		p *= __builtin_popcount(lo[j]) / 16.0 *
-		     (__builtin_popcount(hi[j]) / 16.0);
-	return p;
+	for (int j = 0; j < FP; j++) {
+		double q = 0;
+
+		n[j] = 0;
+		/* input bytes are folded with bit 5 set */
+		for (unsigned x = 0x20; x < 256; x = (x + 1) | 0x20) {
+			if ((lo[j] >> (x & 15) & 1) &&
+			    (hi[j] >> (x >> 4) & 1)) {
+				acc[j][n[j]++] = (unsigned char)x;
+				q += cnt->freq[x];
+			}
+		}
+		p *= q;
+	}
+	if (cnt->c3 && n[0] * n[1] * n[2] <= 4096) {
+		double sum = 0;
+
+		for (size_t a = 0; a < n[0]; a++)
+			for (size_t b = 0; b < n[1]; b++)
+				for (size_t c = 0; c < n[2]; c++)
+					sum += cnt->c3[hash(
+					        (uint32_t)acc[0][a] |
+					                ((uint32_t)acc[1][b]
+					                 << 8) |
+					                ((uint32_t)acc[2][c]
+					                 << 16),
+					        COUNT_BITS)];
+		/* plus a little for the breadth: what the sample missed */
+		return sum + p * cnt->len * 0.1;
+	}
+	return p * (cnt->c3 ? cnt->len : 1.0);
 }
 
 /* Choose the short literals' fingerprints and buckets. */
@@ -211,44 +247,39 @@ static int build_short(struct ga_prefilter *pf, const struct counts *cnt)
 		return -1;
 	for (size_t i = 0; i < pf->n_lits; i++) {
 		struct literal *l = &pf->lits[i];
-		uint64_t best = UINT64_MAX;
 		size_t b_best = 0;
-		double c_best = 2;
+		double c_best = HUGE_VAL;
 
 		if (l->len > SHORT_MAX)
 			continue;
+		/* The fingerprint and bucket that let the fewest positions
+		 * through: its own occurrences, and those of the nibble
+		 * combinations it adds to the bucket. */
 		for (size_t k = 0; k + FP <= l->len; k++) {
-			uint64_t score = static_score(l->text + k, FP) +
-			                 (count_of(cnt->c3, load3(l->text + k))
-			                  << 32);
+			for (size_t b = 0; b < BUCKETS; b++) {
+				uint16_t tl[FP], th[FP];
+				double c;
 
-			if (score < best) {
-				best = score;
-				l->anchor = k;
+				for (int j = 0; j < FP; j++) {
+					unsigned x = l->text[k + (size_t)j] |
+					             0x20u;
+
+					tl[j] = (uint16_t)(lo[b][j] |
+					                   (1u << (x & 15)));
+					th[j] = (uint16_t)(hi[b][j] |
+					                   (1u << (x >> 4)));
+				}
+				c = bucket_cost(cnt, tl, th) -
+				    bucket_cost(cnt, lo[b], hi[b]);
+				if (c < c_best) {
+					c_best = c;
+					b_best = b;
+					l->anchor = k;
+				}
 			}
 		}
 		if (l->anchor > pf->short_back)
 			pf->short_back = l->anchor;
-		/* The bucket this fingerprint makes least permissive. */
-		for (size_t b = 0; b < BUCKETS; b++) {
-			uint16_t tl[FP], th[FP];
-			double c;
-
-			for (int j = 0; j < FP; j++) {
-				unsigned char x =
-				        (unsigned char)(l->text[l->anchor +
-				                                (size_t)j] |
-				                        0x20);
-
-				tl[j] = (uint16_t)(lo[b][j] | (1u << (x & 15)));
-				th[j] = (uint16_t)(hi[b][j] | (1u << (x >> 4)));
-			}
-			c = bucket_cost(tl, th) - bucket_cost(lo[b], hi[b]);
-			if (c < c_best) {
-				c_best = c;
-				b_best = b;
-			}
-		}
 		for (int j = 0; j < FP; j++) {
 			unsigned char x =
 			        (unsigned char)(l->text[l->anchor + (size_t)j] |
@@ -374,7 +405,7 @@ struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
                                                const size_t *lens,
                                                const unsigned *flags, size_t n)
 {
-	const struct counts none = {NULL, NULL};
+	static struct counts none;
 	struct ga_prefilter *pf;
 
 	if (n == 0 || n > UINT32_MAX / STRIDE_MAX) {
@@ -404,6 +435,15 @@ struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
 		pf->lits[i].len = lens[i];
 		pf->lits[i].flags = flags ? flags[i] : 0;
 	}
+	if (!none.freq[' ']) {
+		double sum = 0;
+
+		for (unsigned x = 0; x < 256; x++)
+			sum += byte_weight((unsigned char)x);
+		for (unsigned x = 0; x < 256; x++)
+			none.freq[x | 0x20] += byte_weight((unsigned char)x) /
+			                       sum;
+	}
 	if (build(pf, &none) < 0)
 		goto nomem;
 	return pf;
@@ -425,6 +465,7 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 	const unsigned char *s = (const unsigned char *)sample;
 	struct ga_prefilter *t = alloc(pf->n_lits);
 	struct counts cnt;
+	uint64_t hist[256] = {0};
 
 	cnt.c3 = calloc(1u << COUNT_BITS, sizeof(*cnt.c3));
 	cnt.c4 = calloc(1u << COUNT_BITS, sizeof(*cnt.c4));
@@ -448,6 +489,11 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 		if (*c4 < UINT32_MAX)
 			(*c4)++;
 	}
+	for (size_t i = 0; i < len; i++)
+		hist[s[i] | 0x20]++;
+	for (unsigned x = 0; x < 256; x++)
+		cnt.freq[x] = len ? (double)hist[x] / (double)len : 0;
+	cnt.len = (double)len;
 	if (build(t, &cnt) < 0)
 		goto nomem;
 	free(cnt.c3);
@@ -674,12 +720,55 @@ static void scan_short(struct scan *sc, size_t p, size_t to)
 	}
 }
 
+/* Nonzero when the bitmap has the hash of the four bytes at P.  No
+ * variable shift: those cost several cycles on some CPUs. */
 static inline unsigned probe(const uint8_t *bits, const unsigned char *p)
 {
+	static const uint8_t bit[8] = {1, 2, 4, 8, 16, 32, 64, 128};
 	uint32_t h = hash(load4(p), FILTER_BITS);
 
-	return (bits[h >> 3] >> (h & 7)) & 1u;
+	return bits[h >> 3] & bit[h & 7];
 }
+
+#ifdef HAVE_AVX2_PATH
+/* Eight probes at a time with AVX2 gathers, while they fit before the
+ * text's end; returns where it stopped. */
+__attribute__((target("avx2"))) static size_t long_avx2(struct scan *sc,
+                                                        size_t p, size_t to)
+{
+	const struct ga_prefilter *pf = sc->pf;
+	const int st = (int)pf->stride;
+	const __m256i idx = _mm256_setr_epi32(0, st, 2 * st, 3 * st, 4 * st,
+	                                      5 * st, 6 * st, 7 * st);
+	const __m256i fold = _mm256_set1_epi32((int)FOLD4),
+	              mul = _mm256_set1_epi32((int)0x9e3779b1u),
+	              seven = _mm256_set1_epi32(7);
+
+	while (p < to && p + 7 * pf->stride + Q <= sc->len && !sc->stop) {
+		__m256i g = _mm256_or_si256(
+		        _mm256_i32gather_epi32((const int *)(sc->s + p), idx,
+		                               1),
+		        fold);
+		__m256i h = _mm256_srli_epi32(_mm256_mullo_epi32(g, mul),
+		                              32 - FILTER_BITS);
+		__m256i w = _mm256_i32gather_epi32((const int *)pf->bits,
+		                                   _mm256_srli_epi32(h, 3), 1);
+		__m256i bit = _mm256_slli_epi32(
+		        _mm256_srlv_epi32(w, _mm256_and_si256(h, seven)), 31);
+		unsigned mask = (unsigned)_mm256_movemask_ps(
+		        _mm256_castsi256_ps(bit));
+
+		while (mask) {
+			unsigned j = (unsigned)__builtin_ctz(mask);
+
+			mask &= mask - 1;
+			verify_long(sc, p + j * pf->stride);
+		}
+		p += 8 * pf->stride;
+	}
+	return p;
+}
+#endif
 
 /* Probe positions P, P + stride, ... until TO; returns the next probe
  * position, or the text's length when no probe fits any more. */
@@ -687,6 +776,11 @@ static size_t scan_long(struct scan *sc, size_t p, size_t to)
 {
 	const struct ga_prefilter *pf = sc->pf;
 	const size_t st = pf->stride;
+
+#ifdef HAVE_AVX2_PATH
+	if (pf->simd)
+		p = long_avx2(sc, p, to);
+#endif
 
 	/* Eight probes at a time: they are independent, so the CPU overlaps
 	 * their loads. */
@@ -696,7 +790,8 @@ static size_t scan_long(struct scan *sc, size_t p, size_t to)
 
 #pragma GCC unroll 8
 		for (unsigned j = 0; j < 8; j++)
-			mask |= probe(pf->bits, b + j * st) << j;
+			mask |= (unsigned)(probe(pf->bits, b + j * st) != 0)
+			        << j;
 		while (mask) {
 			unsigned j = (unsigned)__builtin_ctz(mask);
 
