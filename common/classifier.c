@@ -814,7 +814,7 @@ int ga_classify_fd(const struct ga_ruleset *rs, int fd,
                    const struct ga_status *st, struct ga_verdict *v)
 {
 	struct ga_classifier *c = ga_classifier_create(rs);
-	char *buf = malloc(1 << 20);
+	char *buf = malloc(1 << 17);
 	int rc = 0;
 
 	if (!c || !buf) {
@@ -822,7 +822,7 @@ int ga_classify_fd(const struct ga_ruleset *rs, int fd,
 		goto out;
 	}
 	for (;;) {
-		ssize_t n = ga_read_some(fd, buf, 1 << 20);
+		ssize_t n = ga_read_some(fd, buf, 1 << 17);
 
 		if (n < 0) {
 			rc = -errno;
