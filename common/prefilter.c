@@ -11,71 +11,60 @@
 #define HAVE_AVX2_PATH 1
 #endif
 
-/* Two searches share the work, and each costs little per byte of text.
+/* Every literal has a "fingerprint", FP consecutive bytes of it, and is
+ * put in one of BANKS * 8 buckets.  For each text position, the FP bytes
+ * there select bucket masks from tables indexed by their low and high
+ * nibbles (AVX2 PSHUFB: 32 positions in a few instructions per byte of
+ * fingerprint, the "Teddy" method of Hyperscan and Rust's aho-corasick);
+ * only a position whose masks share a bucket is compared with that
+ * bucket's literals.  Without AVX2 the same test uses a byte table per
+ * fingerprint byte.
  *
- * Short literals (4-7 bytes) limit how far any search can skip, so they
- * get their own: every literal has a "fingerprint", three consecutive
- * bytes of it, and a literal of 8 buckets.  For each text position, the
- * three bytes there select bucket masks from tables indexed by their low
- * and high nibbles (AVX2 PSHUFB: 32 positions in a few instructions, the
- * "Teddy" method of Hyperscan and Rust's aho-corasick), and only a
- * position whose masks share a bucket is verified against that bucket's
- * literals.  Without AVX2 the same test uses a byte table per position.
+ * The nibble tables accept every combination of the nibbles a bucket
+ * holds, not only its fingerprints, so the choice of fingerprint and
+ * bucket decides the cost: each literal takes the window and bucket that
+ * add the fewest accepted positions.  That is counted on a sample of the
+ * log when there is one (ga_prefilter_tune: "INFO" is on every line of
+ * one log, absent from another), else estimated from typical byte
+ * frequencies.  A fingerprint that log noise triggers costs a comparison
+ * per line; one that neither the noise nor the ordinary lines trigger
+ * costs nothing but the vector instructions.
  *
- * Long literals (8 bytes and more) are found by probing one position in
- * every STRIDE (the shortest long literal's length - 3, so at least 5):
- * each literal has STRIDE consecutive four-byte "anchors", so one of them
- * is under a probe wherever the literal occurs, and a probe tests the hash
- * of the (loosely folded) four bytes in a 32 KiB bitmap.  Only where the
- * bitmap says so are the literals anchored there verified.
- *
- * Both choose, per literal, the fingerprint or anchors that are rarest:
- * by static byte weights, or by counts in a sample of the log
- * (ga_prefilter_tune).  A filter that triggers on every "INFO" costs a
- * verification per line; one that triggers on neither the log's noise nor
- * its ordinary lines costs nothing but the probes. */
+ * (Before this: Wu-Manber, then trigram anchors probed at every second
+ * position through a hash bitmap.  Short literals such as " nan" cap any
+ * skip, and a scalar probe per position or two costs more than the
+ * vector test of 32.) */
 
-#define SHORT_MAX 7 /* literals up to this length: the fingerprint search */
-#define FP 3        /* fingerprint bytes */
-#define BUCKETS 8
-#define Q 4 /* anchor bytes */
-#define STRIDE_MAX 16
-#define FILTER_BITS 18 /* a bit per hash: 32 KiB */
-#define BUCKET_BITS 12 /* verification buckets of the long search */
-#define COUNT_BITS 16  /* gram counts when tuning */
-#define CHUNK 2048     /* text searched between two flushes */
+#define FP 3 /* fingerprint bytes: GA_PREFILTER_MIN_LITERAL at most */
+_Static_assert(FP == 3, "bucket_cost() estimates three-byte fingerprints");
+#define BANKS 2
+#define BUCKETS 8     /* per bank: a byte of mask */
+#define COUNT_BITS 16 /* gram counts when tuning */
+#define WINDOWS 6     /* fingerprints tried per literal */
+#define CHUNK 2048    /* text searched between two flushes */
 #define FOLD4 0x20202020u
 
 struct literal {
 	unsigned char *text; /* folded */
 	size_t len;
-	size_t anchor; /* offset of the fingerprint, or of the first anchor */
+	size_t anchor; /* offset of the fingerprint */
 	unsigned flags;
 };
 
-struct entry {
-	uint32_t lit;
-	uint32_t anchor;
+struct bank {
+	uint32_t start[BUCKETS + 1]; /* CSR: bucket -> literals */
+	uint8_t nib[FP][2][16];      /* [byte][low, high nibble][nibble] */
+	uint8_t table[FP][256];      /* [byte][folded byte] */
 };
 
 struct ga_prefilter {
 	struct literal *lits;
 	size_t n_lits;
 	int simd;
-	/* short literals, by bucket */
-	uint32_t *short_ids;
-	size_t n_short;
-	uint32_t bstart[BUCKETS + 1];
-	uint8_t nib[FP][2][16]; /* [byte][low, high nibble][nibble] */
-	uint8_t table[FP][256]; /* [byte][folded byte] */
-	size_t short_back;      /* largest fingerprint offset */
-	/* long literals */
-	size_t n_long;
-	size_t stride;
-	size_t long_back; /* largest offset of a probed anchor */
-	uint8_t bits[(1u << (FILTER_BITS - 3)) + 4]; /* + 4: vector loads */
-	uint32_t start[(1u << BUCKET_BITS) + 1];     /* CSR by bucket */
-	struct entry *entries;
+	struct bank banks[BANKS];
+	uint32_t *ids; /* literals by bank and bucket */
+	uint32_t *fps; /* their fingerprints, folded like the text */
+	size_t back;   /* largest fingerprint offset */
 };
 
 static int portable_only;
@@ -95,16 +84,9 @@ static int cpu_has_avx2(void)
 #endif
 }
 
-static inline uint32_t load3(const unsigned char *p)
-{
-	return ((uint32_t)p[0] | ((uint32_t)p[1] << 8) |
-	        ((uint32_t)p[2] << 16)) |
-	       0x202020u;
-}
-
 /* The four bytes at P, folded by setting bit 5 of each byte: exact for
  * ASCII letters, and a superset elsewhere ('[' and '{' collide), which is
- * all a filter needs: verification is exact. */
+ * all a filter needs: the comparison is exact. */
 static inline uint32_t load4(const unsigned char *p)
 {
 	uint32_t x;
@@ -113,13 +95,21 @@ static inline uint32_t load4(const unsigned char *p)
 	return x | FOLD4;
 }
 
+static inline uint32_t loadfp(const unsigned char *p)
+{
+	uint32_t x = 0;
+
+	memcpy(&x, p, FP);
+	return x | (FOLD4 >> (8 * (4 - FP)));
+}
+
 static inline uint32_t hash(uint32_t gram, unsigned bits)
 {
 	return (gram * 0x9e3779b1u) >> (32 - bits);
 }
 
 /* Rough byte frequencies in training logs, case folded (per mille), for
- * choosing before any text has been seen. */
+ * estimating before any text has been seen. */
 static unsigned byte_weight(unsigned char c)
 {
 	static const char common[] = "etaoinsrl";
@@ -150,15 +140,6 @@ static unsigned byte_weight(unsigned char c)
 	return 3;
 }
 
-static uint64_t static_score(const unsigned char *t, size_t n)
-{
-	uint64_t s = 1;
-
-	for (size_t i = 0; i < n; i++)
-		s *= byte_weight(t[i]);
-	return s;
-}
-
 void ga_prefilter_destroy(struct ga_prefilter *pf)
 {
 	if (!pf)
@@ -166,222 +147,196 @@ void ga_prefilter_destroy(struct ga_prefilter *pf)
 	for (size_t i = 0; i < pf->n_lits; i++)
 		free(pf->lits[i].text);
 	free(pf->lits);
-	free(pf->short_ids);
-	free(pf->entries);
+	free(pf->ids);
+	free(pf->fps);
 	free(pf);
 }
 
-/* Counts of the folded 3- and 4-byte grams of a sample, by hash. */
+/* What a sample says: counts of its folded fingerprint-sized grams by
+ * hash, of its folded byte pairs, and of its folded bytes. */
 struct counts {
-	uint32_t *c3, *c4;
-	double freq[256]; /* share of each folded byte */
-	double len;       /* of the sample */
+	uint32_t *grams; /* NULL: no sample, estimate from freq */
+	float *pairs;    /* [first][second], or NULL */
+	double freq[256];
+	double len;
 };
 
-static uint64_t count_of(const uint32_t *c, uint32_t gram)
+/* The bytes (folded: bit 5 set) whose low nibble is in LO and high nibble
+ * in HI, into OUT; returns how many. */
+static size_t accepted(unsigned lo, unsigned hi, unsigned char *out)
 {
-	return c ? c[hash(gram, COUNT_BITS)] : 0;
+	size_t n = 0;
+
+	for (unsigned h = hi; h; h &= h - 1)
+		for (unsigned l = lo; l; l &= l - 1) {
+			unsigned x = (unsigned)__builtin_ctz(h) << 4 |
+			             (unsigned)__builtin_ctz(l);
+
+			if (x & 0x20)
+				out[n++] = (unsigned char)x;
+		}
+	return n;
 }
 
-/* How many positions of the sample a bucket with nibble masks LO/HI
- * accepts: the sample's counts of every trigram the masks let through
- * (they accept every combination of the nibbles they hold, not only the
- * fingerprints put in).  Without a sample, or with too many combinations,
- * an estimate from byte frequencies, as if bytes were independent. */
+/* How many positions of the text a bucket with nibble masks LO/HI
+ * accepts.  The masks accept every combination of the nibbles they hold,
+ * not only the fingerprints put in, and text is far from random ("epo"
+ * and "och" follow each other), so: a Markov estimate from the sample's
+ * byte pairs, sum over x1 of n(x0 x1) * n(x1 x2) / n(x1); without a
+ * sample, bytes taken as independent with typical frequencies. */
 static double bucket_cost(const struct counts *cnt, const uint16_t lo[FP],
                           const uint16_t hi[FP])
 {
-	unsigned char acc[FP][128];
+	unsigned char a[FP][128];
 	size_t n[FP];
-	double p = 1;
+	double total = 0;
 
 	for (int j = 0; j < FP; j++) {
-		double q = 0;
-
-		n[j] = 0;
-		/* input bytes are folded with bit 5 set */
-		for (unsigned x = 0x20; x < 256; x = (x + 1) | 0x20) {
-			if ((lo[j] >> (x & 15) & 1) &&
-			    (hi[j] >> (x >> 4) & 1)) {
-				acc[j][n[j]++] = (unsigned char)x;
-				q += cnt->freq[x];
-			}
-		}
-		p *= q;
+		n[j] = accepted(lo[j], hi[j], a[j]);
+		if (!n[j])
+			return 0;
 	}
-	if (cnt->c3 && n[0] * n[1] * n[2] <= 4096) {
-		double sum = 0;
+	for (size_t m = 0; m < n[1]; m++) {
+		unsigned x1 = a[1][m];
+		double left = 0, right = 0, mid = cnt->freq[x1] * cnt->len;
 
-		for (size_t a = 0; a < n[0]; a++)
-			for (size_t b = 0; b < n[1]; b++)
-				for (size_t c = 0; c < n[2]; c++)
-					sum += cnt->c3[hash(
-					        (uint32_t)acc[0][a] |
-					                ((uint32_t)acc[1][b]
-					                 << 8) |
-					                ((uint32_t)acc[2][c]
-					                 << 16),
-					        COUNT_BITS)];
-		/* plus a little for the breadth: what the sample missed */
-		return sum + p * cnt->len * 0.1;
+		if (mid <= 0)
+			continue;
+		for (size_t i = 0; i < n[0]; i++)
+			left += cnt->pairs ? cnt->pairs[a[0][i] << 8 | x1]
+			                   : cnt->freq[a[0][i]] * mid;
+		for (size_t i = 0; i < n[2]; i++)
+			right += cnt->pairs ? cnt->pairs[x1 << 8 | a[2][i]]
+			                    : cnt->freq[a[2][i]] * mid;
+		total += left * right / mid;
 	}
-	return p * (cnt->c3 ? cnt->len : 1.0);
+	return total;
 }
 
-/* Choose the short literals' fingerprints and buckets. */
-static int build_short(struct ga_prefilter *pf, const struct counts *cnt)
+/* How often the fingerprint at T occurs by itself: the sample's count,
+ * then (a fraction below one, for ties) the typical byte frequencies. */
+static double window_weight(const struct counts *cnt, const unsigned char *t)
 {
-	uint16_t lo[BUCKETS][FP], hi[BUCKETS][FP];
-	uint32_t *bucket_of;
-	uint32_t fill[BUCKETS] = {0};
+	double w = 1;
 
+	for (int j = 0; j < FP; j++)
+		w *= cnt->freq[t[j] | 0x20];
+	return (cnt->grams ? cnt->grams[hash(loadfp(t), COUNT_BITS)] : 0) +
+	       (w < 1 ? w : 0.999);
+}
+
+/* Choose every literal's fingerprint and bucket, and build the tables.
+ *
+ * A bucket accepts a position when each of its FP bytes has both nibbles
+ * in the bucket's masks: as if bytes were independent, len * the product
+ * of the shares, and each costs a look at the bucket.  Every literal also
+ * costs a comparison wherever its fingerprint occurs, and those are not
+ * independent at all ("INF" in a log of INFO lines): they come from the
+ * sample's counts.  Each literal, in turn, takes the window and bucket
+ * that add the least. */
+static int build(struct ga_prefilter *pf, const struct counts *cnt)
+{
+	uint16_t lo[BANKS * BUCKETS][FP], hi[BANKS * BUCKETS][FP];
+	double prod[BANKS * BUCKETS];
+	uint32_t *where, fill[BANKS * BUCKETS] = {0},
+	                              first[BANKS * BUCKETS + 1] = {0};
+
+	pf->simd = cpu_has_avx2();
 	memset(lo, 0, sizeof(lo));
 	memset(hi, 0, sizeof(hi));
-	memset(pf->nib, 0, sizeof(pf->nib));
-	memset(pf->table, 0, sizeof(pf->table));
-	memset(pf->bstart, 0, sizeof(pf->bstart));
-	pf->short_back = 0;
-	pf->n_short = 0;
-	bucket_of = calloc(pf->n_lits + 1, sizeof(*bucket_of));
-	if (!bucket_of)
+	memset(pf->banks, 0, sizeof(pf->banks));
+	for (size_t b = 0; b < BANKS * BUCKETS; b++)
+		prod[b] = 0;
+	pf->back = 0;
+	where = calloc(pf->n_lits + 1, sizeof(*where));
+	if (!where)
 		return -1;
 	for (size_t i = 0; i < pf->n_lits; i++) {
 		struct literal *l = &pf->lits[i];
 		size_t b_best = 0;
-		double c_best = HUGE_VAL;
+		double c_best = HUGE_VAL, p_best = 0;
 
-		if (l->len > SHORT_MAX)
-			continue;
-		/* The fingerprint and bucket that let the fewest positions
-		 * through: its own occurrences, and those of the nibble
-		 * combinations it adds to the bucket. */
+		size_t cand[WINDOWS], n_cand = 0;
+
+		/* The WINDOWS windows that occur least by themselves (then
+		 * with the rarest bytes) are the candidates: trying every
+		 * window of a long literal in every bucket costs more than it
+		 * finds. */
 		for (size_t k = 0; k + FP <= l->len; k++) {
-			for (size_t b = 0; b < BUCKETS; b++) {
+			double w = window_weight(cnt, l->text + k);
+			size_t at = n_cand < WINDOWS ? n_cand++ : WINDOWS;
+
+			while (at > 0 &&
+			       window_weight(cnt, l->text + cand[at - 1]) > w) {
+				if (at < WINDOWS)
+					cand[at] = cand[at - 1];
+				at--;
+			}
+			if (at < WINDOWS)
+				cand[at] = k;
+		}
+		for (size_t ci = 0; ci < n_cand; ci++) {
+			size_t k = cand[ci];
+			double own =
+			        cnt->grams
+			                ? cnt->grams[hash(loadfp(l->text + k),
+			                                  COUNT_BITS)]
+			                : 0;
+
+			for (size_t b = 0; b < BANKS * BUCKETS; b++) {
 				uint16_t tl[FP], th[FP];
-				double c;
+				double p, c;
 
 				for (int j = 0; j < FP; j++) {
 					unsigned x = l->text[k + (size_t)j] |
 					             0x20u;
 
 					tl[j] = (uint16_t)(lo[b][j] |
-					                   (1u << (x & 15)));
+					                   1u << (x & 15));
 					th[j] = (uint16_t)(hi[b][j] |
-					                   (1u << (x >> 4)));
+					                   1u << (x >> 4));
 				}
-				c = bucket_cost(cnt, tl, th) -
-				    bucket_cost(cnt, lo[b], hi[b]);
+				p = bucket_cost(cnt, tl, th);
+				c = p - prod[b] + own;
 				if (c < c_best) {
 					c_best = c;
+					p_best = p;
 					b_best = b;
 					l->anchor = k;
 				}
 			}
 		}
-		if (l->anchor > pf->short_back)
-			pf->short_back = l->anchor;
+		prod[b_best] = p_best;
+		if (l->anchor > pf->back)
+			pf->back = l->anchor;
 		for (int j = 0; j < FP; j++) {
-			unsigned char x =
-			        (unsigned char)(l->text[l->anchor + (size_t)j] |
-			                        0x20);
+			unsigned x = l->text[l->anchor + (size_t)j] | 0x20u;
+			struct bank *bk = &pf->banks[b_best / BUCKETS];
+			uint8_t bit = (uint8_t)(1u << (b_best % BUCKETS));
 
 			lo[b_best][j] = (uint16_t)(lo[b_best][j] |
-			                           (1u << (x & 15)));
+			                           1u << (x & 15));
 			hi[b_best][j] = (uint16_t)(hi[b_best][j] |
-			                           (1u << (x >> 4)));
-			pf->nib[j][0][x & 15] |= (uint8_t)(1u << b_best);
-			pf->nib[j][1][x >> 4] |= (uint8_t)(1u << b_best);
-			pf->table[j][x] |= (uint8_t)(1u << b_best);
+			                           1u << (x >> 4));
+			bk->nib[j][0][x & 15] |= bit;
+			bk->nib[j][1][x >> 4] |= bit;
+			bk->table[j][x] |= bit;
 		}
-		bucket_of[i] = (uint32_t)b_best;
-		pf->bstart[b_best + 1]++;
-		pf->n_short++;
+		where[i] = (uint32_t)b_best;
+		first[b_best + 1]++;
 	}
-	for (size_t b = 0; b < BUCKETS; b++)
-		pf->bstart[b + 1] += pf->bstart[b];
+	for (size_t b = 0; b < BANKS * BUCKETS; b++)
+		first[b + 1] += first[b];
 	for (size_t i = 0; i < pf->n_lits; i++) {
-		uint32_t b = bucket_of[i];
+		uint32_t e = first[where[i]] + fill[where[i]]++;
 
-		if (pf->lits[i].len <= SHORT_MAX)
-			pf->short_ids[pf->bstart[b] + fill[b]++] = (uint32_t)i;
+		pf->ids[e] = (uint32_t)i;
+		pf->fps[e] = loadfp(pf->lits[i].text + pf->lits[i].anchor);
 	}
-	free(bucket_of);
-	return 0;
-}
-
-/* Choose the long literals' anchors and build the bitmap and buckets. */
-static void build_long(struct ga_prefilter *pf, const struct counts *cnt)
-{
-	uint32_t fill[1u << BUCKET_BITS];
-	size_t shortest = SIZE_MAX;
-
-	memset(pf->bits, 0, sizeof(pf->bits));
-	memset(pf->start, 0, sizeof(pf->start));
-	memset(fill, 0, sizeof(fill));
-	pf->long_back = 0;
-	for (size_t i = 0; i < pf->n_lits; i++)
-		if (pf->lits[i].len > SHORT_MAX && pf->lits[i].len < shortest)
-			shortest = pf->lits[i].len;
-	pf->n_long = 0;
-	if (shortest == SIZE_MAX)
-		return;
-	pf->stride = shortest - Q + 1;
-	if (pf->stride > STRIDE_MAX)
-		pf->stride = STRIDE_MAX;
-	for (size_t i = 0; i < pf->n_lits; i++) {
-		struct literal *l = &pf->lits[i];
-		uint64_t best = UINT64_MAX;
-
-		if (l->len <= SHORT_MAX)
-			continue;
-		/* the window of STRIDE anchors with the lowest total score */
-		for (size_t k = 0; k + Q + pf->stride - 1 <= l->len; k++) {
-			uint64_t score = 0;
-
-			for (size_t o = k; o < k + pf->stride; o++)
-				score += static_score(l->text + o, Q) +
-				         (count_of(cnt->c4, load4(l->text + o))
-				          << 32);
-			if (score < best) {
-				best = score;
-				l->anchor = k;
-			}
-		}
-		if (l->anchor + pf->stride - 1 > pf->long_back)
-			pf->long_back = l->anchor + pf->stride - 1;
-		for (size_t o = l->anchor; o < l->anchor + pf->stride; o++) {
-			uint32_t h = hash(load4(l->text + o), FILTER_BITS);
-
-			pf->bits[h >> 3] |= (uint8_t)(1u << (h & 7));
-			pf->start[(h >> (FILTER_BITS - BUCKET_BITS)) + 1]++;
-		}
-		pf->n_long++;
-	}
-	for (size_t b = 0; b < (1u << BUCKET_BITS); b++)
-		pf->start[b + 1] += pf->start[b];
-	for (size_t i = 0; i < pf->n_lits; i++) {
-		const struct literal *l = &pf->lits[i];
-
-		if (l->len <= SHORT_MAX)
-			continue;
-		for (size_t o = l->anchor; o < l->anchor + pf->stride; o++) {
-			uint32_t b = hash(load4(l->text + o), FILTER_BITS) >>
-			             (FILTER_BITS - BUCKET_BITS);
-			struct entry *e =
-			        &pf->entries[pf->start[b] + fill[b]++];
-
-			e->lit = (uint32_t)i;
-			e->anchor = (uint32_t)o;
-		}
-	}
-}
-
-static int build(struct ga_prefilter *pf, const struct counts *cnt)
-{
-	pf->simd = cpu_has_avx2();
-	if (build_short(pf, cnt) < 0)
-		return -1;
-	build_long(pf, cnt);
+	for (size_t b = 0; b < BANKS; b++)
+		for (size_t u = 0; u <= BUCKETS; u++)
+			pf->banks[b].start[u] = first[b * BUCKETS + u];
+	free(where);
 	return 0;
 }
 
@@ -392,23 +347,36 @@ static struct ga_prefilter *alloc(size_t n)
 	if (!pf)
 		return NULL;
 	pf->lits = calloc(n, sizeof(*pf->lits));
-	pf->short_ids = calloc(n, sizeof(*pf->short_ids));
-	pf->entries = calloc(n * STRIDE_MAX, sizeof(*pf->entries));
-	if (!pf->lits || !pf->short_ids || !pf->entries) {
+	pf->ids = calloc(n, sizeof(*pf->ids));
+	pf->fps = calloc(n, sizeof(*pf->fps));
+	if (!pf->lits || !pf->ids || !pf->fps) {
 		ga_prefilter_destroy(pf);
 		return NULL;
 	}
 	return pf;
 }
 
+/* Typical byte frequencies, for a prefilter without a sample. */
+static void static_counts(struct counts *cnt)
+{
+	double sum = 0;
+
+	memset(cnt, 0, sizeof(*cnt));
+	for (unsigned x = 0; x < 256; x++)
+		sum += byte_weight((unsigned char)x);
+	for (unsigned x = 0; x < 256; x++)
+		cnt->freq[x | 0x20] += byte_weight((unsigned char)x) / sum;
+	cnt->len = 1;
+}
+
 struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
                                                const size_t *lens,
                                                const unsigned *flags, size_t n)
 {
-	static struct counts none;
+	struct counts none;
 	struct ga_prefilter *pf;
 
-	if (n == 0 || n > UINT32_MAX / STRIDE_MAX) {
+	if (n == 0 || n > UINT32_MAX / 2) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -435,15 +403,7 @@ struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
 		pf->lits[i].len = lens[i];
 		pf->lits[i].flags = flags ? flags[i] : 0;
 	}
-	if (!none.freq[' ']) {
-		double sum = 0;
-
-		for (unsigned x = 0; x < 256; x++)
-			sum += byte_weight((unsigned char)x);
-		for (unsigned x = 0; x < 256; x++)
-			none.freq[x | 0x20] += byte_weight((unsigned char)x) /
-			                       sum;
-	}
+	static_counts(&none);
 	if (build(pf, &none) < 0)
 		goto nomem;
 	return pf;
@@ -467,9 +427,10 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 	struct counts cnt;
 	uint64_t hist[256] = {0};
 
-	cnt.c3 = calloc(1u << COUNT_BITS, sizeof(*cnt.c3));
-	cnt.c4 = calloc(1u << COUNT_BITS, sizeof(*cnt.c4));
-	if (!t || !cnt.c3 || !cnt.c4)
+	memset(&cnt, 0, sizeof(cnt));
+	cnt.grams = calloc(1u << COUNT_BITS, sizeof(*cnt.grams));
+	cnt.pairs = calloc(1u << 16, sizeof(*cnt.pairs));
+	if (!t || !cnt.grams || !cnt.pairs)
 		goto nomem;
 	t->n_lits = pf->n_lits;
 	for (size_t i = 0; i < pf->n_lits; i++) {
@@ -480,36 +441,35 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 			goto nomem;
 		memcpy(t->lits[i].text, pf->lits[i].text, pf->lits[i].len);
 	}
-	for (size_t i = 0; i + Q <= len; i++) {
-		uint32_t *c3 = &cnt.c3[hash(load3(s + i), COUNT_BITS)];
-		uint32_t *c4 = &cnt.c4[hash(load4(s + i), COUNT_BITS)];
+	for (size_t i = 0; i + FP <= len; i++) {
+		uint32_t *c = &cnt.grams[hash(loadfp(s + i), COUNT_BITS)];
 
-		if (*c3 < UINT32_MAX)
-			(*c3)++;
-		if (*c4 < UINT32_MAX)
-			(*c4)++;
+		if (*c < UINT32_MAX)
+			(*c)++;
 	}
 	for (size_t i = 0; i < len; i++)
 		hist[s[i] | 0x20]++;
+	for (size_t i = 0; i + 1 < len; i++)
+		cnt.pairs[(unsigned)(s[i] | 0x20) << 8 | (s[i + 1] | 0x20)]++;
 	for (unsigned x = 0; x < 256; x++)
 		cnt.freq[x] = len ? (double)hist[x] / (double)len : 0;
 	cnt.len = (double)len;
 	if (build(t, &cnt) < 0)
 		goto nomem;
-	free(cnt.c3);
-	free(cnt.c4);
+	free(cnt.grams);
+	free(cnt.pairs);
 	return t;
 nomem:
-	free(cnt.c3);
-	free(cnt.c4);
+	free(cnt.grams);
+	free(cnt.pairs);
 	ga_prefilter_destroy(t);
 	errno = ENOMEM;
 	return NULL;
 }
 
-/* Hits found but not reported yet: the searches meet literals in the
- * order of their fingerprints and anchors, callers want them in the order
- * of their starts. */
+/* Hits found but not reported yet: the search meets literals in the
+ * order of their fingerprints, callers want them in the order of their
+ * starts. */
 struct pending {
 	struct {
 		size_t start, lit;
@@ -610,60 +570,58 @@ static void accept(struct scan *sc, uint32_t i, size_t start)
 	}
 }
 
-/* The short literals of the buckets in BUCKETS whose fingerprint may be
- * at text offset P. */
-static void verify_short(struct scan *sc, size_t p, unsigned buckets)
+/* The literals of bank BANK's buckets in BUCKETS whose fingerprint may
+ * be at text offset P. */
+static void verify(struct scan *sc, size_t p, size_t bank, unsigned buckets)
 {
 	const struct ga_prefilter *pf = sc->pf;
+	const uint32_t *start = pf->banks[bank].start;
+	uint32_t g = loadfp(sc->s + p);
 
 	while (buckets) {
 		unsigned b = (unsigned)__builtin_ctz(buckets);
 
 		buckets &= buckets - 1;
-		for (uint32_t e = pf->bstart[b]; e < pf->bstart[b + 1]; e++) {
-			uint32_t i = pf->short_ids[e];
-			size_t k = pf->lits[i].anchor;
+		for (uint32_t e = start[b]; e < start[b + 1]; e++) {
+			uint32_t i;
+			size_t k;
 
+			/* the fingerprint first: the nibble tables also let
+			 * through what no literal of the bucket has */
+			if (pf->fps[e] != g)
+				continue;
+			i = pf->ids[e];
+			k = pf->lits[i].anchor;
 			if (p >= k)
 				accept(sc, i, p - k);
 		}
 	}
 }
 
-/* The long literals whose anchor hash matches the text at offset P. */
-static void verify_long(struct scan *sc, size_t p)
-{
-	const struct ga_prefilter *pf = sc->pf;
-	uint32_t b = hash(load4(sc->s + p), FILTER_BITS) >>
-	             (FILTER_BITS - BUCKET_BITS);
-
-	for (uint32_t e = pf->start[b]; e < pf->start[b + 1]; e++) {
-		size_t anchor = pf->entries[e].anchor;
-
-		if (p >= anchor)
-			accept(sc, pf->entries[e].lit, p - anchor);
-	}
-}
-
 #ifdef HAVE_AVX2_PATH
-/* Fingerprint positions P.. before TO, 32 at a time while 34 bytes can be
+/* Positions P.. before TO, 32 at a time while 32 + FP - 1 bytes can be
  * read; returns where it stopped. */
-__attribute__((target("avx2"))) static size_t short_avx2(struct scan *sc,
-                                                         size_t p, size_t to)
+__attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
+                                                        size_t p, size_t to)
 {
 	const struct ga_prefilter *pf = sc->pf;
 	const __m256i low = _mm256_set1_epi8(0x0f),
 	              fold = _mm256_set1_epi8(0x20);
-	__m256i m[FP][2];
+	__m256i m[BANKS][FP][2];
 
-	for (int j = 0; j < FP; j++)
-		for (int h = 0; h < 2; h++)
-			m[j][h] = _mm256_broadcastsi128_si256(_mm_loadu_si128(
-			        (const __m128i *)pf->nib[j][h]));
+	for (int b = 0; b < BANKS; b++)
+		for (int j = 0; j < FP; j++)
+			for (int h = 0; h < 2; h++)
+				m[b][j][h] = _mm256_broadcastsi128_si256(
+				        _mm_loadu_si128(
+				                (const __m128i *)pf->banks[b]
+				                        .nib[j][h]));
 	while (p < to && p + 32 + FP - 1 <= sc->len && !sc->stop) {
-		__m256i r = _mm256_set1_epi8(-1);
+		__m256i r[BANKS], any;
 		uint32_t mask;
 
+		for (int b = 0; b < BANKS; b++)
+			r[b] = _mm256_set1_epi8(-1);
 		for (int j = 0; j < FP; j++) {
 			__m256i x = _mm256_or_si256(
 			        _mm256_loadu_si256(
@@ -674,24 +632,33 @@ __attribute__((target("avx2"))) static size_t short_avx2(struct scan *sc,
 			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4),
 			                              low);
 
-			r = _mm256_and_si256(
-			        r, _mm256_and_si256(
-			                   _mm256_shuffle_epi8(m[j][0], lo),
-			                   _mm256_shuffle_epi8(m[j][1], hi)));
+			for (int b = 0; b < BANKS; b++)
+				r[b] = _mm256_and_si256(
+				        r[b], _mm256_and_si256(
+				                      _mm256_shuffle_epi8(
+				                              m[b][j][0], lo),
+				                      _mm256_shuffle_epi8(
+				                              m[b][j][1], hi)));
 		}
+		any = r[0];
+		for (int b = 1; b < BANKS; b++)
+			any = _mm256_or_si256(any, r[b]);
 		mask = ~(uint32_t)_mm256_movemask_epi8(
-		        _mm256_cmpeq_epi8(r, _mm256_setzero_si256()));
+		        _mm256_cmpeq_epi8(any, _mm256_setzero_si256()));
 		if (to - p < 32)
 			mask &= (1u << (to - p)) - 1;
 		if (mask) {
-			uint8_t v[32];
+			uint8_t v[BANKS][32];
 
-			_mm256_storeu_si256((__m256i *)v, r);
+			for (int b = 0; b < BANKS; b++)
+				_mm256_storeu_si256((__m256i *)v[b], r[b]);
 			while (mask) {
 				unsigned j = (unsigned)__builtin_ctz(mask);
 
 				mask &= mask - 1;
-				verify_short(sc, p + j, v[j]);
+				for (size_t b = 0; b < BANKS; b++)
+					if (v[b][j])
+						verify(sc, p + j, b, v[b][j]);
 			}
 		}
 		p += 32;
@@ -700,110 +667,28 @@ __attribute__((target("avx2"))) static size_t short_avx2(struct scan *sc,
 }
 #endif
 
-/* Fingerprint positions P.. before TO. */
-static void scan_short(struct scan *sc, size_t p, size_t to)
+/* Positions P.. before TO. */
+static void scan_range(struct scan *sc, size_t p, size_t to)
 {
 	const struct ga_prefilter *pf = sc->pf;
 	const unsigned char *s = sc->s;
 
 #ifdef HAVE_AVX2_PATH
 	if (pf->simd)
-		p = short_avx2(sc, p, to);
+		p = scan_avx2(sc, p, to);
 #endif
-	for (; p < to && p + FP <= sc->len; p++) {
-		unsigned r = pf->table[0][s[p] | 0x20] &
-		             pf->table[1][s[p + 1] | 0x20] &
-		             pf->table[2][s[p + 2] | 0x20];
+	for (; p < to && p + FP <= sc->len && !sc->stop; p++) {
+		for (size_t b = 0; b < BANKS; b++) {
+			const struct bank *bk = &pf->banks[b];
+			unsigned r = bk->table[0][s[p] | 0x20];
 
-		if (r)
-			verify_short(sc, p, r);
-	}
-}
+			for (int j = 1; j < FP; j++)
+				r &= bk->table[j][s[p + (size_t)j] | 0x20];
 
-/* Nonzero when the bitmap has the hash of the four bytes at P.  No
- * variable shift: those cost several cycles on some CPUs. */
-static inline unsigned probe(const uint8_t *bits, const unsigned char *p)
-{
-	static const uint8_t bit[8] = {1, 2, 4, 8, 16, 32, 64, 128};
-	uint32_t h = hash(load4(p), FILTER_BITS);
-
-	return bits[h >> 3] & bit[h & 7];
-}
-
-#ifdef HAVE_AVX2_PATH
-/* Eight probes at a time with AVX2 gathers, while they fit before the
- * text's end; returns where it stopped. */
-__attribute__((target("avx2"))) static size_t long_avx2(struct scan *sc,
-                                                        size_t p, size_t to)
-{
-	const struct ga_prefilter *pf = sc->pf;
-	const int st = (int)pf->stride;
-	const __m256i idx = _mm256_setr_epi32(0, st, 2 * st, 3 * st, 4 * st,
-	                                      5 * st, 6 * st, 7 * st);
-	const __m256i fold = _mm256_set1_epi32((int)FOLD4),
-	              mul = _mm256_set1_epi32((int)0x9e3779b1u),
-	              seven = _mm256_set1_epi32(7);
-
-	while (p < to && p + 7 * pf->stride + Q <= sc->len && !sc->stop) {
-		__m256i g = _mm256_or_si256(
-		        _mm256_i32gather_epi32((const int *)(sc->s + p), idx,
-		                               1),
-		        fold);
-		__m256i h = _mm256_srli_epi32(_mm256_mullo_epi32(g, mul),
-		                              32 - FILTER_BITS);
-		__m256i w = _mm256_i32gather_epi32((const int *)pf->bits,
-		                                   _mm256_srli_epi32(h, 3), 1);
-		__m256i bit = _mm256_slli_epi32(
-		        _mm256_srlv_epi32(w, _mm256_and_si256(h, seven)), 31);
-		unsigned mask = (unsigned)_mm256_movemask_ps(
-		        _mm256_castsi256_ps(bit));
-
-		while (mask) {
-			unsigned j = (unsigned)__builtin_ctz(mask);
-
-			mask &= mask - 1;
-			verify_long(sc, p + j * pf->stride);
+			if (r)
+				verify(sc, p, b, r);
 		}
-		p += 8 * pf->stride;
 	}
-	return p;
-}
-#endif
-
-/* Probe positions P, P + stride, ... until TO; returns the next probe
- * position, or the text's length when no probe fits any more. */
-static size_t scan_long(struct scan *sc, size_t p, size_t to)
-{
-	const struct ga_prefilter *pf = sc->pf;
-	const size_t st = pf->stride;
-
-#ifdef HAVE_AVX2_PATH
-	if (pf->simd)
-		p = long_avx2(sc, p, to);
-#endif
-
-	/* Eight probes at a time: they are independent, so the CPU overlaps
-	 * their loads. */
-	while (p < to && p + 7 * st + Q <= sc->len) {
-		const unsigned char *b = sc->s + p;
-		unsigned mask = 0;
-
-#pragma GCC unroll 8
-		for (unsigned j = 0; j < 8; j++)
-			mask |= (unsigned)(probe(pf->bits, b + j * st) != 0)
-			        << j;
-		while (mask) {
-			unsigned j = (unsigned)__builtin_ctz(mask);
-
-			mask &= mask - 1;
-			verify_long(sc, p + j * st);
-		}
-		p += 8 * st;
-	}
-	for (; p < to && p + Q <= sc->len; p += st)
-		if (probe(pf->bits, sc->s + p))
-			verify_long(sc, p);
-	return p + Q <= sc->len ? p : sc->len;
 }
 
 void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
@@ -813,33 +698,20 @@ void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
 	                  len, on_hit,
 	                  ctx, {NULL, 0, 0},
 	                  0,   0};
-	size_t back = pf->short_back > pf->long_back ? pf->short_back
-	                                             : pf->long_back;
-	/* the next position each search looks at */
-	size_t at_short = pf->n_short ? 0 : len, at_long = pf->n_long ? 0 : len;
+	size_t p = 0; /* the next fingerprint position */
 
 	if (len < GA_PREFILTER_MIN_LITERAL)
 		return;
-	while (!sc.stop) {
-		size_t lo = at_short < at_long ? at_short : at_long, end;
+	while (!sc.stop && p + FP <= len) {
+		size_t end = len - p > CHUNK ? p + CHUNK : len;
 
-		if (lo >= len)
-			break;
-		end = len - lo > CHUNK ? lo + CHUNK : len;
-		if (at_short < end) {
-			scan_short(&sc, at_short, end);
-			at_short = end;
-		}
-		if (at_long < end)
-			at_long = scan_long(&sc, at_long, end);
-		/* Every hit starting before lo - back has been found. */
-		lo = at_short < at_long ? at_short : at_long;
-		if (sc.pend.n && lo > back)
-			flush(&sc, lo - back);
-		if (sc.floor > at_short)
-			at_short = sc.floor;
-		if (sc.floor > at_long)
-			at_long = sc.floor;
+		scan_range(&sc, p, end);
+		p = end;
+		/* Every hit starting before p - back has been found. */
+		if (sc.pend.n && p > pf->back)
+			flush(&sc, p - pf->back);
+		if (sc.floor > p)
+			p = sc.floor;
 	}
 	flush(&sc, SIZE_MAX);
 	free(sc.pend.v);
