@@ -225,110 +225,149 @@ static double window_weight(const struct counts *cnt, const unsigned char *t)
 	       (w < 1 ? w : 0.999);
 }
 
+/* Buckets being filled: their nibble masks and what they let through. */
+struct filling {
+	uint16_t lo[BANKS * BUCKETS][FP], hi[BANKS * BUCKETS][FP];
+	double cost[BANKS * BUCKETS];
+	uint32_t *where; /* literal -> bucket, or NONE */
+};
+
+#define NONE UINT32_MAX
+
+static void add_masks(uint16_t *lo, uint16_t *hi, const unsigned char *fp)
+{
+	for (int j = 0; j < FP; j++) {
+		unsigned x = fp[j] | 0x20u;
+
+		lo[j] = (uint16_t)(lo[j] | 1u << (x & 15));
+		hi[j] = (uint16_t)(hi[j] | 1u << (x >> 4));
+	}
+}
+
+/* Put literal I where it adds the least: the fingerprint's own
+ * occurrences plus what the bucket then lets through in addition. */
+static void place(struct ga_prefilter *pf, const struct counts *cnt,
+                  struct filling *f, size_t i)
+{
+	struct literal *l = &pf->lits[i];
+	size_t cand[WINDOWS], n_cand = 0, b_best = 0;
+	double c_best = HUGE_VAL, p_best = 0;
+
+	/* The WINDOWS windows that occur least by themselves (then with the
+	 * rarest bytes) are the candidates: trying every window of a long
+	 * literal in every bucket costs more than it finds. */
+	for (size_t k = 0; k + FP <= l->len; k++) {
+		double w = window_weight(cnt, l->text + k);
+		size_t at = n_cand < WINDOWS ? n_cand++ : WINDOWS;
+
+		while (at > 0 &&
+		       window_weight(cnt, l->text + cand[at - 1]) > w) {
+			if (at < WINDOWS)
+				cand[at] = cand[at - 1];
+			at--;
+		}
+		if (at < WINDOWS)
+			cand[at] = k;
+	}
+	for (size_t ci = 0; ci < n_cand; ci++) {
+		size_t k = cand[ci];
+		double own = cnt->grams ? cnt->grams[hash(loadfp(l->text + k),
+		                                          COUNT_BITS)]
+		                        : 0;
+
+		for (size_t b = 0; b < BANKS * BUCKETS; b++) {
+			uint16_t tl[FP], th[FP];
+			double p, c;
+
+			memcpy(tl, f->lo[b], sizeof(tl));
+			memcpy(th, f->hi[b], sizeof(th));
+			add_masks(tl, th, l->text + k);
+			p = bucket_cost(cnt, tl, th);
+			c = p - f->cost[b] + own;
+			if (c < c_best) {
+				c_best = c;
+				p_best = p;
+				b_best = b;
+				l->anchor = k;
+			}
+		}
+	}
+	f->cost[b_best] = p_best;
+	add_masks(f->lo[b_best], f->hi[b_best], l->text + l->anchor);
+	f->where[i] = (uint32_t)b_best;
+}
+
+/* Take literal I out of its bucket again. */
+static void unplace(struct ga_prefilter *pf, const struct counts *cnt,
+                    struct filling *f, size_t i)
+{
+	uint32_t b = f->where[i];
+
+	f->where[i] = NONE;
+	memset(f->lo[b], 0, sizeof(f->lo[b]));
+	memset(f->hi[b], 0, sizeof(f->hi[b]));
+	for (size_t o = 0; o < pf->n_lits; o++)
+		if (f->where[o] == b)
+			add_masks(f->lo[b], f->hi[b],
+			          pf->lits[o].text + pf->lits[o].anchor);
+	f->cost[b] = bucket_cost(cnt, f->lo[b], f->hi[b]);
+}
+
 /* Choose every literal's fingerprint and bucket, and build the tables.
  *
  * A bucket accepts a position when each of its FP bytes has both nibbles
- * in the bucket's masks: as if bytes were independent, len * the product
- * of the shares, and each costs a look at the bucket.  Every literal also
- * costs a comparison wherever its fingerprint occurs, and those are not
- * independent at all ("INF" in a log of INFO lines): they come from the
- * sample's counts.  Each literal, in turn, takes the window and bucket
- * that add the least. */
+ * in the bucket's masks, and each costs a look at the bucket
+ * (bucket_cost).  Every literal also costs a comparison wherever its
+ * fingerprint occurs, and those are not independent at all ("INF" in a
+ * log of INFO lines): they come from the sample's counts.  Each literal,
+ * in turn, takes the window and bucket that add the least.  With a
+ * sample, each is then taken out and placed again, which undoes
+ * the worst choices of the first pass (made before the later literals
+ * were known); the prefilter without one only serves the sample. */
 static int build(struct ga_prefilter *pf, const struct counts *cnt)
 {
-	uint16_t lo[BANKS * BUCKETS][FP], hi[BANKS * BUCKETS][FP];
-	double prod[BANKS * BUCKETS];
-	uint32_t *where, fill[BANKS * BUCKETS] = {0},
-	                              first[BANKS * BUCKETS + 1] = {0};
+	struct filling *f = calloc(1, sizeof(*f));
+	uint32_t fill[BANKS * BUCKETS] = {0}, first[BANKS * BUCKETS + 1] = {0};
 
-	pf->simd = cpu_has_avx2();
-	memset(lo, 0, sizeof(lo));
-	memset(hi, 0, sizeof(hi));
-	memset(pf->banks, 0, sizeof(pf->banks));
-	for (size_t b = 0; b < BANKS * BUCKETS; b++)
-		prod[b] = 0;
-	pf->back = 0;
-	where = calloc(pf->n_lits + 1, sizeof(*where));
-	if (!where)
+	if (f)
+		f->where = malloc((pf->n_lits + 1) * sizeof(*f->where));
+	if (!f || !f->where) {
+		free(f);
 		return -1;
+	}
+	pf->simd = cpu_has_avx2();
+	for (size_t i = 0; i < pf->n_lits; i++)
+		f->where[i] = NONE;
+	for (size_t i = 0; i < pf->n_lits; i++)
+		place(pf, cnt, f, i);
+	for (int pass = 0; cnt->grams && pass < 1; pass++) {
+		for (size_t i = 0; i < pf->n_lits; i++) {
+			unplace(pf, cnt, f, i);
+			place(pf, cnt, f, i);
+		}
+	}
+	memset(pf->banks, 0, sizeof(pf->banks));
+	pf->back = 0;
 	for (size_t i = 0; i < pf->n_lits; i++) {
-		struct literal *l = &pf->lits[i];
-		size_t b_best = 0;
-		double c_best = HUGE_VAL, p_best = 0;
+		const struct literal *l = &pf->lits[i];
+		struct bank *bk = &pf->banks[f->where[i] / BUCKETS];
+		uint8_t bit = (uint8_t)(1u << (f->where[i] % BUCKETS));
 
-		size_t cand[WINDOWS], n_cand = 0;
-
-		/* The WINDOWS windows that occur least by themselves (then
-		 * with the rarest bytes) are the candidates: trying every
-		 * window of a long literal in every bucket costs more than it
-		 * finds. */
-		for (size_t k = 0; k + FP <= l->len; k++) {
-			double w = window_weight(cnt, l->text + k);
-			size_t at = n_cand < WINDOWS ? n_cand++ : WINDOWS;
-
-			while (at > 0 &&
-			       window_weight(cnt, l->text + cand[at - 1]) > w) {
-				if (at < WINDOWS)
-					cand[at] = cand[at - 1];
-				at--;
-			}
-			if (at < WINDOWS)
-				cand[at] = k;
-		}
-		for (size_t ci = 0; ci < n_cand; ci++) {
-			size_t k = cand[ci];
-			double own =
-			        cnt->grams
-			                ? cnt->grams[hash(loadfp(l->text + k),
-			                                  COUNT_BITS)]
-			                : 0;
-
-			for (size_t b = 0; b < BANKS * BUCKETS; b++) {
-				uint16_t tl[FP], th[FP];
-				double p, c;
-
-				for (int j = 0; j < FP; j++) {
-					unsigned x = l->text[k + (size_t)j] |
-					             0x20u;
-
-					tl[j] = (uint16_t)(lo[b][j] |
-					                   1u << (x & 15));
-					th[j] = (uint16_t)(hi[b][j] |
-					                   1u << (x >> 4));
-				}
-				p = bucket_cost(cnt, tl, th);
-				c = p - prod[b] + own;
-				if (c < c_best) {
-					c_best = c;
-					p_best = p;
-					b_best = b;
-					l->anchor = k;
-				}
-			}
-		}
-		prod[b_best] = p_best;
-		if (l->anchor > pf->back)
-			pf->back = l->anchor;
 		for (int j = 0; j < FP; j++) {
 			unsigned x = l->text[l->anchor + (size_t)j] | 0x20u;
-			struct bank *bk = &pf->banks[b_best / BUCKETS];
-			uint8_t bit = (uint8_t)(1u << (b_best % BUCKETS));
 
-			lo[b_best][j] = (uint16_t)(lo[b_best][j] |
-			                           1u << (x & 15));
-			hi[b_best][j] = (uint16_t)(hi[b_best][j] |
-			                           1u << (x >> 4));
 			bk->nib[j][0][x & 15] |= bit;
 			bk->nib[j][1][x >> 4] |= bit;
 			bk->table[j][x] |= bit;
 		}
-		where[i] = (uint32_t)b_best;
-		first[b_best + 1]++;
+		if (l->anchor > pf->back)
+			pf->back = l->anchor;
+		first[f->where[i] + 1]++;
 	}
 	for (size_t b = 0; b < BANKS * BUCKETS; b++)
 		first[b + 1] += first[b];
 	for (size_t i = 0; i < pf->n_lits; i++) {
-		uint32_t e = first[where[i]] + fill[where[i]]++;
+		uint32_t e = first[f->where[i]] + fill[f->where[i]]++;
 
 		pf->ids[e] = (uint32_t)i;
 		pf->fps[e] = loadfp(pf->lits[i].text + pf->lits[i].anchor);
@@ -336,7 +375,8 @@ static int build(struct ga_prefilter *pf, const struct counts *cnt)
 	for (size_t b = 0; b < BANKS; b++)
 		for (size_t u = 0; u <= BUCKETS; u++)
 			pf->banks[b].start[u] = first[b * BUCKETS + u];
-	free(where);
+	free(f->where);
+	free(f);
 	return 0;
 }
 
