@@ -179,6 +179,14 @@ static void test_errors(void)
 	expect_error("short quoted literal",
 	             "[rule x]\nclass = nan\nmatch = abcd\nliteral = \" na\"\n",
 	             1, "literal ' na' is shorter than 4 bytes");
+	expect_error("short literal between word boundaries",
+	             "[rule x]\nclass = nan\nmatch = abcd\nliteral = \\binf\\b\n",
+	             1, "literal '\\binf\\b' is shorter than 4 bytes");
+	expect_error("word boundary next to a blank",
+	             "[rule x]\nclass = nan\nmatch = abcd\nliteral = \"nan \\b\"\n",
+	             1,
+	             "t.rules:4: error: rule 'x': literal 'nan \\b': \\b must "
+	             "be next to a letter, digit or '_'");
 	expect_error(
 	        "neither match nor condition",
 	        "[rule x]\nclass = nan\nexit = failure\nhint = h\n", 1,
@@ -258,6 +266,7 @@ static void test_accepts(void)
 	          "match = out of memory\n"
 	          "exclude = retry\n"
 	          "literal = \" nan \"\n"
+	          "literal = \" inf\\b\"\n"
 	          "exit = 1, 2 3\n"
 	          "caseless = yes\n"
 	          "hint = do this\n"
@@ -289,6 +298,8 @@ static void test_accepts(void)
 		 * `gpualert rules list`. */
 		ok(has_str(b.data, "literal = \" nan \"\n"),
 		   "format: quoted literal keeps its blanks");
+		ok(has_str(b.data, "literal = \" inf\\b\"\n"),
+		   "format: a word boundary as written");
 		ga_buf_finish(&b);
 	}
 	r = find_rule(l.rs, "status", NULL);
