@@ -179,14 +179,16 @@ static void test_errors(void)
 	expect_error("short quoted literal",
 	             "[rule x]\nclass = nan\nmatch = abcd\nliteral = \" na\"\n",
 	             1, "literal ' na' is shorter than 4 bytes");
-	expect_error("short literal between word boundaries",
-	             "[rule x]\nclass = nan\nmatch = abcd\nliteral = \\binf\\b\n",
-	             1, "literal '\\binf\\b' is shorter than 4 bytes");
-	expect_error("word boundary next to a blank",
-	             "[rule x]\nclass = nan\nmatch = abcd\nliteral = \"nan \\b\"\n",
-	             1,
-	             "t.rules:4: error: rule 'x': literal 'nan \\b': \\b must "
-	             "be next to a letter, digit or '_'");
+	expect_error(
+	        "short literal between word boundaries",
+	        "[rule x]\nclass = nan\nmatch = abcd\nliteral = \\binf\\b\n", 1,
+	        "literal '\\binf\\b' is shorter than 4 bytes");
+	expect_error(
+	        "word boundary next to a blank",
+	        "[rule x]\nclass = nan\nmatch = abcd\nliteral = \"nan \\b\"\n",
+	        1,
+	        "t.rules:4: error: rule 'x': literal 'nan \\b': \\b must "
+	        "be next to a letter, digit or '_'");
 	expect_error(
 	        "neither match nor condition",
 	        "[rule x]\nclass = nan\nexit = failure\nhint = h\n", 1,
