@@ -41,6 +41,7 @@ _Static_assert(FP == 3, "bucket_cost() estimates three-byte fingerprints");
 #define BUCKETS 8     /* per bank: a byte of mask */
 #define COUNT_BITS 16 /* gram counts when tuning */
 #define WINDOWS 6     /* fingerprints tried per literal */
+#define FP_BITS 16    /* the fingerprint bitmap: 8 KiB */
 #define CHUNK 2048    /* text searched between two flushes */
 #define FOLD4 0x20202020u
 
@@ -65,6 +66,10 @@ struct ga_prefilter {
 	uint32_t *ids; /* literals by bank and bucket */
 	uint32_t *fps; /* their fingerprints, folded like the text */
 	size_t back;   /* largest fingerprint offset */
+	/* A bit per hash of every fingerprint: most positions a bucket
+	 * accepts hold only a combination of its nibbles, which one look
+	 * here rejects without walking the bucket. */
+	uint8_t fpbits[1u << (FP_BITS - 3)];
 };
 
 static int portable_only;
@@ -328,6 +333,7 @@ static int build(struct ga_prefilter *pf, const struct counts *cnt)
 {
 	struct filling *f = calloc(1, sizeof(*f));
 	uint32_t fill[BANKS * BUCKETS] = {0}, first[BANKS * BUCKETS + 1] = {0};
+	uint32_t h;
 
 	if (f)
 		f->where = malloc((pf->n_lits + 1) * sizeof(*f->where));
@@ -347,6 +353,7 @@ static int build(struct ga_prefilter *pf, const struct counts *cnt)
 		}
 	}
 	memset(pf->banks, 0, sizeof(pf->banks));
+	memset(pf->fpbits, 0, sizeof(pf->fpbits));
 	pf->back = 0;
 	for (size_t i = 0; i < pf->n_lits; i++) {
 		const struct literal *l = &pf->lits[i];
@@ -371,6 +378,9 @@ static int build(struct ga_prefilter *pf, const struct counts *cnt)
 
 		pf->ids[e] = (uint32_t)i;
 		pf->fps[e] = loadfp(pf->lits[i].text + pf->lits[i].anchor);
+		h = hash(pf->fps[e], FP_BITS);
+		pf->fpbits[h >> 3] = (uint8_t)(pf->fpbits[h >> 3] |
+		                               1u << (h & 7));
 	}
 	for (size_t b = 0; b < BANKS; b++)
 		for (size_t u = 0; u <= BUCKETS; u++)
@@ -610,6 +620,16 @@ static void accept(struct scan *sc, uint32_t i, size_t start)
 	}
 }
 
+/* Whether some literal has the fingerprint at P (or one of the same
+ * hash). */
+static inline int fingerprint_known(const struct ga_prefilter *pf,
+                                    const unsigned char *p)
+{
+	uint32_t h = hash(loadfp(p), FP_BITS);
+
+	return pf->fpbits[h >> 3] >> (h & 7) & 1;
+}
+
 /* The literals of bank BANK's buckets in BUCKETS whose fingerprint may
  * be at text offset P. */
 static void verify(struct scan *sc, size_t p, size_t bank, unsigned buckets)
@@ -696,6 +716,8 @@ __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
 				unsigned j = (unsigned)__builtin_ctz(mask);
 
 				mask &= mask - 1;
+				if (!fingerprint_known(pf, sc->s + p + j))
+					continue;
 				for (size_t b = 0; b < BANKS; b++)
 					if (v[b][j])
 						verify(sc, p + j, b, v[b][j]);
@@ -718,6 +740,8 @@ static void scan_range(struct scan *sc, size_t p, size_t to)
 		p = scan_avx2(sc, p, to);
 #endif
 	for (; p < to && p + FP <= sc->len && !sc->stop; p++) {
+		if (!fingerprint_known(pf, s + p))
+			continue;
 		for (size_t b = 0; b < BANKS; b++) {
 			const struct bank *bk = &pf->banks[b];
 			unsigned r = bk->table[0][s[p] | 0x20];
