@@ -262,16 +262,8 @@ static size_t segment_end(const char *r, size_t len, size_t pos)
  * from call to call within a region). */
 static uint64_t line_at(struct ga_classifier *c, size_t pos)
 {
-	const char *p = c->region + c->counted, *end = c->region + pos;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-
-		if (!nl)
-			break;
-		c->counted_line++;
-		p = nl + 1;
-	}
+	c->counted_line += ga_linereader_count_newlines(c->region + c->counted,
+	                                                pos - c->counted);
 	c->counted = pos;
 	return c->counted_line;
 }
