@@ -262,16 +262,8 @@ static size_t segment_end(const char *r, size_t len, size_t pos)
  * from call to call within a region). */
 static uint64_t line_at(struct ga_classifier *c, size_t pos)
 {
-	const char *p = c->region + c->counted, *end = c->region + pos;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-
-		if (!nl)
-			break;
-		c->counted_line++;
-		p = nl + 1;
-	}
+	c->counted_line += ga_linereader_count_newlines(c->region + c->counted,
+	                                                pos - c->counted);
 	c->counted = pos;
 	return c->counted_line;
 }
@@ -814,7 +806,9 @@ int ga_classify_fd(const struct ga_ruleset *rs, int fd,
                    const struct ga_status *st, struct ga_verdict *v)
 {
 	struct ga_classifier *c = ga_classifier_create(rs);
-	char *buf = malloc(1 << 20);
+	/* 32 KiB reads: the chunk stays in cache from read(2) to the scan;
+	 * with 128 KiB, read(2) alone took three times the system time. */
+	char *buf = malloc(1 << 15);
 	int rc = 0;
 
 	if (!c || !buf) {
@@ -822,7 +816,7 @@ int ga_classify_fd(const struct ga_ruleset *rs, int fd,
 		goto out;
 	}
 	for (;;) {
-		ssize_t n = ga_read_some(fd, buf, 1 << 20);
+		ssize_t n = ga_read_some(fd, buf, 1 << 15);
 
 		if (n < 0) {
 			rc = -errno;
