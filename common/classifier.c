@@ -675,8 +675,11 @@ int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 	}
 
 	if (best == SIZE_MAX) {
-		v->cls = ga_status_failed(st) ? GA_CLASS_UNKNOWN
-		                              : GA_CLASS_SUCCESS;
+		/* Success needs a zero exit status (or a completion rule,
+		 * which decides above): a log that simply stops, with no
+		 * status, proves nothing. */
+		v->cls = !st->known || ga_status_failed(st) ? GA_CLASS_UNKNOWN
+		                                            : GA_CLASS_SUCCESS;
 		v->hint = strdup(ga_class_default_hint(v->cls));
 		ok &= v->hint != NULL;
 	} else {

@@ -243,10 +243,11 @@ static void test_ordering(void)
 	expect("exception with exit 0",
 	       "Traceback (most recent call last):\nValueError: x\n", 0,
 	       GA_CLASS_SUCCESS, "(none)", 0);
+	/* Without a status, success needs positive evidence. */
 	expect("unknown status, no evidence", "hello\nworld\n", UNKNOWN_STATUS,
-	       GA_CLASS_SUCCESS, "(none)", 0);
+	       GA_CLASS_UNKNOWN, "(none)", 0);
 	expect("unknown status, empty log", "", UNKNOWN_STATUS,
-	       GA_CLASS_SUCCESS, "(none)", 0);
+	       GA_CLASS_UNKNOWN, "(none)", 0);
 	expect("unknown status, OOM in the log",
 	       "CUDA out of memory. Tried to allocate\n", UNKNOWN_STATUS,
 	       GA_CLASS_CUDA_OOM, "cuda.oom.torch", 1);
@@ -337,7 +338,7 @@ static void test_fallback_and_fatal(void)
 	expect("ChildFailedError alone",
 	       "torch.distributed.elastic.multiprocessing.errors."
 	       "ChildFailedError: \n",
-	       1, GA_CLASS_UNKNOWN, "(none)", 0);
+	       1, GA_CLASS_UNKNOWN, "launcher.child-failed", 1);
 	/* A batch script that survived its child's abort exits 0: the shell's
 	 * report proves the failure, and the cause is the bad_alloc. */
 	expect("child aborted, script exit 0",
