@@ -39,6 +39,7 @@ n=0; fails=0
 ok()   { n=$((n+1)); echo "ok $n - $*"; }
 nok()  { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+count() { local c=0 f; for f in "$1"/*"$2"; do [ -e "$f" ] && c=$((c+1)); done; echo $c; }
 
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE GPUALERT_LAB_NODES=2
 "$LABSH" start >"$ROOT/start.log" 2>&1 ||
@@ -92,10 +93,10 @@ check "rank 0 failed in the next collective (gloo: Connection closed by peer)" \
 	grep -q "Connection closed by peer" "$ROOT/srun.err"
 
 for _ in $(seq 1 40); do
-	[ "$(ls "$spool/new" 2>/dev/null | grep -c '\.json$')" -ge 2 ] && break
+	[ "$(count "$spool/new" .json)" -ge 2 ] && break
 	sleep 0.25
 done
-check "one report per node" [ "$(ls "$spool/new" | grep -c '\.json$')" = 2 ]
+check "one report per node" [ "$(count "$spool/new" .json)" = 2 ]
 # class of each node's report, by the task it holds
 $PY - "$spool"/new/*.json >"$ROOT/classes" <<'PYC'
 import json, sys
@@ -114,14 +115,14 @@ for _ in $(seq 1 40); do grep -q listening "$ROOT/sink.log" && break; sleep 0.25
 "$BIN" send --once --now --config "$L/gpualert.conf" >"$ROOT/send.log" 2>&1
 check "delivered" grep -q "1 delivered" "$ROOT/send.log"
 sleep 0.5
-check "exactly one email" [ "$(ls "$MAIL" | grep -c '\.eml$')" = 1 ]
-eml=$(ls "$MAIL"/*.eml | head -1)
+check "exactly one email" [ "$(count "$MAIL" .eml)" = 1 ]
+eml=$(find "$MAIL" -name '*.eml' | head -1)
 $PY -c 'import email, sys
 m = email.message_from_binary_file(open(sys.argv[1], "rb"))
 print("Subject:", m["Subject"])
 for p in m.walk():
     if p.get_content_type() == "text/plain":
-        sys.stdout.write(p.get_payload(decode=True).decode())
+        print(p.get_payload(decode=True).decode().rstrip("\n"))
         break' "$eml" >"$ROOT/mail.txt"
 sed 's/^/# mail: /' "$ROOT/mail.txt" | head -40
 check "subject names code_error" grep -q "^Subject: .*FAILED: code_error" "$ROOT/mail.txt"
