@@ -778,6 +778,19 @@ static void test_echoes_and_context(void)
 	       "scale to 5.1e-203\n",
 	       UNKNOWN_STATUS, GA_CLASS_NAN, "nan.loss-scale", 1);
 
+	expect("DeepSpeed loss scale at 1",
+	       "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss "
+	       "scale: 2, reducing to 1\n",
+	       UNKNOWN_STATUS, GA_CLASS_NAN, "nan.loss-scale", 1);
+	expect("DeepSpeed loss scale still high: no verdict",
+	       "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss "
+	       "scale: 65536, reducing to 32768\n",
+	       1, GA_CLASS_UNKNOWN, "(none)", 0);
+	expect("vLLM KV cache",
+	       "ValueError: No available memory for the "
+	       "cache blocks. Try increasing `gpu_memory_utilization`\n",
+	       1, GA_CLASS_CUDA_OOM, "cuda.oom.kv-cache", 1);
+
 	/* Completion without a status. */
 	expect("trainer completion, no status",
 	       "{'loss': 0.5}\n***** train metrics *****\n", UNKNOWN_STATUS,
