@@ -684,6 +684,10 @@ static void test_echoes_and_context(void)
 	free(ev);
 	ga_verdict_finish(&v);
 
+	expect_same("frame context", builtin, keyerror, strlen(keyerror), 16,
+	            4);
+	expect_same("launcher table", builtin, table, strlen(table), 16, 4);
+
 	/* The same through the state the capture helper sends. */
 	{
 		struct ga_classifier *a = ga_classifier_create(builtin);
