@@ -24,6 +24,7 @@
 
 #include "artifacts.h"
 #include "buf.h"
+#include "chat.h"
 #include "cli.h"
 #include "config.h"
 #include "ga-config.h"
@@ -58,7 +59,9 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: gpualert send [--once] [--now] [--config FILE] [--spool DIR]\n"
-	        "                     [--set SECTION.KEY=VALUE]... [--interval S]\n\n"
+	        "                     [--set SECTION.KEY=VALUE]... [--interval S]\n"
+	        "       gpualert send --render JOB | --test ADDR [--config FILE]\n"
+	        "                     [--spool DIR] [--set SECTION.KEY=VALUE]...\n\n"
 	        "Deliver the reports waiting in the spool by mail ([mail]) or to the\n"
 	        "webhook ([webhook]): one message per job, retried with backoff,\n"
 	        "dead-lettered on a permanent failure.  Without --once, runs until\n"
@@ -69,7 +72,10 @@ static void usage(FILE *out)
 	        "\n"
 	        "  --spool DIR    override [general] spool_dir\n"
 	        "  --set K=V      override one setting (e.g. mail.smtp_url=smtp://...)\n"
-	        "  --interval S   longest sleep between passes (default 30)\n\n"
+	        "  --interval S   longest sleep between passes (default 30)\n"
+	        "  --render JOB   print the message JOB's spooled reports would\n"
+	        "                 give, without sending it or changing the spool\n"
+	        "  --test ADDR    send a test message to ADDR through the relay\n\n"
 	        "Exit status: 0 done (or stopped by SIGTERM/SIGINT), 1 the spool or\n"
 	        "the configuration is unusable, 2 usage error.  Delivery failures are\n"
 	        "logged and kept for retry; they do not change the exit status.\n");
@@ -190,6 +196,54 @@ static void job_key(const struct claim *c, char *out, size_t size)
 	snprintf(out, size, "%.*s", (int)n, c->name);
 }
 
+/* The site's wording ([mail] from_name, subject_prefix, footer, help_url). */
+static void mail_site(const struct sender *s, struct ga_mail *m)
+{
+	m->from_name = s->cfg.from_name;
+	m->subject_prefix = s->cfg.subject_prefix;
+	m->footer = s->cfg.footer;
+	m->help_url = s->cfg.help_url;
+}
+
+/* Where a webhook claim goes: the first report's own destination (checked
+ * again against [webhook] allowed_hosts: the admin may have removed the
+ * host since), else the admin's url and format.  Returns 0 or -EINVAL
+ * with WHY. */
+static int webhook_dest(const struct sender *s, const struct claim *c,
+                        enum ga_chat_format *f, const char **url, char *why,
+                        size_t why_size)
+{
+	int v;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct ga_report *r = &c->reports[i];
+		char dest[GA_CHAT_URL_MAX + 32];
+
+		if (!r->webhook_url)
+			continue;
+		snprintf(dest, sizeof(dest), "%s:%s",
+		         r->webhook_format ? r->webhook_format : "slack",
+		         r->webhook_url);
+		if (ga_chat_dest_parse(dest, s->cfg.webhook_allowed_hosts, f,
+		                       url, why, why_size) < 0)
+			return -EINVAL;
+		*url = r->webhook_url;
+		return 0;
+	}
+	if (!s->cfg.webhook_url || !*s->cfg.webhook_url) {
+		/* Retrying cannot help: dead-letter now, with the reason. */
+		snprintf(why, why_size,
+		         "the job asked for the site's webhook and [webhook] "
+		         "url is not configured");
+		return -EINVAL;
+	}
+	v = ga_chat_format_from_name(s->cfg.webhook_format,
+	                             strlen(s->cfg.webhook_format));
+	*f = v < 0 ? GA_CHAT_SLACK : (enum ga_chat_format)v;
+	*url = NULL;
+	return 0;
+}
+
 static void mail_init(struct sender *s, struct claim *c, int64_t date,
                       const char *mid, struct ga_artifact_set *att,
                       struct ga_mail *m)
@@ -201,6 +255,7 @@ static void mail_init(struct sender *s, struct claim *c, int64_t date,
 	m->message_id = mid;
 	m->date = date;
 	m->attach_budget = s->cfg.attach_budget;
+	mail_site(s, m);
 	for (size_t i = 0; i < c->n; i++) {
 		char dir[8192];
 
@@ -308,6 +363,24 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 		ga_spool_mark_sent(s->dir, name, user, "(log-only)", now);
 		goto out;
 	}
+	{
+		struct ga_mail w;
+
+		memset(&w, 0, sizeof(w));
+		w.reports = c.ptrs;
+		w.n_reports = c.n;
+		if (!ga_mime_wanted(&w)) {
+			/* notify = fail and the job succeeded: the reports
+			 * stay counted in sent.log, nothing is sent. */
+			ga_log(GA_LOG_INFO,
+			       "gpualert: send: %s: completed, and only "
+			       "failures were asked for; nothing to deliver",
+			       name);
+			ga_spool_mark_sent(s->dir, name, user,
+			                   "(success, fail-only)", now);
+			goto out;
+		}
+	}
 	if (mode == GA_MODE_EMAIL) {
 		int64_t wait = ga_rate_wait(s->rate, user, now);
 
@@ -360,17 +433,28 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 	} else {
 		struct ga_mail m;
 		struct ga_buf b;
+		enum ga_chat_format fmt;
+		const char *url;
+		char title[200], bad[300];
 
 		memset(&m, 0, sizeof(m));
 		m.reports = c.ptrs;
 		m.n_reports = c.n;
+		mail_site(s, &m);
 		ga_buf_init(&b);
-		if (ga_mime_webhook_json(&m, &b) < 0) {
+		if (webhook_dest(s, &c, &fmt, &url, bad, sizeof(bad)) < 0) {
+			ga_buf_finish(&b);
+			bury(s, &c, bad);
+			goto out;
+		}
+		if (ga_chat_payload(&m, fmt, &b, title, sizeof(title)) < 0) {
 			snprintf(err, sizeof(err), "out of memory");
 			res = GA_SEND_RETRY;
 		} else {
-			res = ga_webhook_post(&s->cfg, b.data, b.len, err,
-			                      sizeof(err));
+			res = ga_webhook_post(
+			        &s->cfg, url, ga_chat_content_type(fmt),
+			        fmt == GA_CHAT_NTFY ? title : NULL, b.data,
+			        b.len, err, sizeof(err));
 		}
 		ga_buf_finish(&b);
 	}
@@ -492,12 +576,14 @@ int cmd_send(int argc, char **argv)
 	        {"spool", required_argument, NULL, 'd'},
 	        {"set", required_argument, NULL, 's'},
 	        {"interval", required_argument, NULL, 'i'},
+	        {"render", required_argument, NULL, 'R'},
+	        {"test", required_argument, NULL, 'T'},
 	        {"help", no_argument, NULL, 'h'},
 	        {0},
 	};
 	struct sender s;
 	const char *config = getenv("GPUALERT_CONFIG");
-	const char *spool = NULL;
+	const char *spool = NULL, *render = NULL, *test_addr = NULL;
 	char **sets = NULL;
 	size_t n_sets = 0;
 	bool once = false;
@@ -538,6 +624,12 @@ int cmd_send(int argc, char **argv)
 				return CLI_USAGE;
 			}
 			break;
+		case 'R':
+			render = optarg;
+			break;
+		case 'T':
+			test_addr = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			free(sets);
@@ -567,23 +659,50 @@ int cmd_send(int argc, char **argv)
 	if (c == -ENOENT && !getenv("GPUALERT_CONFIG") &&
 	    config == (const char *)GA_DEFAULT_CONFIG)
 		c = 0; /* no config file: the defaults */
+	/* --set errors are usage errors: they blame the option (exit 2). */
 	for (size_t i = 0; i < n_sets && !c; i++) {
 		char *eq = strchr(sets[i], '=');
+		int e;
 
 		if (!eq) {
-			cli_error("send: --set %s: expected KEY=VALUE",
+			cli_error("send: --set %s: expected SECTION.KEY=VALUE",
 			          sets[i]);
-			c = -EINVAL;
-			break;
+			free(sets);
+			rc = CLI_USAGE;
+			goto out;
 		}
 		*eq = '\0';
-		c = ga_config_set(&s.cfg, sets[i], eq + 1, "--set", &diag);
+		/* Reported by ga_config_set as "--set: error: ...". */
+		e = ga_config_set(&s.cfg, sets[i], eq + 1, "--set", &diag);
 		*eq = '=';
+		if (e) {
+			if (e != -EINVAL)
+				cli_error("send: --set: %s", strerror(-e));
+			free(sets);
+			rc = CLI_USAGE;
+			goto out;
+		}
 	}
 	free(sets);
 	if (c) {
 		cli_error("send: configuration %s: %s", config,
 		          c == -EINVAL ? "invalid (see above)" : strerror(-c));
+		rc = CLI_FAILURE;
+		goto out;
+	}
+	/* Tools that leave the spool alone (cli/send_tools.c). */
+	if (render || test_addr) {
+		rc = render ? send_render(&s.cfg,
+		                          spool ? spool : s.cfg.spool_dir,
+		                          render)
+		            : send_test(&s.cfg, test_addr);
+		goto out;
+	}
+	/* Never guessed: user@localhost would be accepted and lost. */
+	if (!s.cfg.owner_domain || !*s.cfg.owner_domain) {
+		cli_error("send: [recipients] owner_domain is empty: set it in "
+		          "%s (job owners are mailed as USER@owner_domain)",
+		          config);
 		rc = CLI_FAILURE;
 		goto out;
 	}

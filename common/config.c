@@ -1,9 +1,10 @@
 #include "config.h"
 
 #include "ga-config.h"
+#include "buf.h"
+#include "ini.h"
 
 #include <errno.h>
-#include <ini.h>
 #include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
@@ -11,7 +12,19 @@
 #include <string.h>
 #include <strings.h>
 
-enum kind { K_STR, K_UINT, K_U64, K_BOOL, K_MODE, K_OCTAL, K_POLICY, K_TLS };
+enum kind {
+	K_STR,
+	K_UINT,
+	K_U64,
+	K_BOOL,
+	K_MODE,
+	K_OCTAL,
+	K_POLICY,
+	K_TLS,
+	K_KEEP,
+	K_NOTIFY,
+	K_FORMAT,
+};
 
 struct key {
 	const char *section;
@@ -28,6 +41,7 @@ struct key {
  * file is written by an admin but read inside slurmstepd. */
 static const struct key keys[] = {
         {"general", "default_mode", K_MODE, F(default_mode), 0, 0},
+        {"general", "notify", K_NOTIFY, F(notify), 0, 0},
         {"general", "log_pattern", K_STR, F(log_pattern), 1, PATH_MAX},
         {"general", "log_file_mode", K_OCTAL, F(log_file_mode), 0400, 0666},
         {"general", "rules_dir", K_STR, F(rules_dir), 0, PATH_MAX},
@@ -37,9 +51,15 @@ static const struct key keys[] = {
          4096 * MiB},
         {"general", "drain_timeout_ms", K_UINT, F(drain_timeout_ms), 10, 60000},
         {"general", "query_scheduler", K_BOOL, F(query_scheduler), 0, 1},
+        {"capture", "log_max", K_U64, F(log_max), MiB, UINT64_C(1) << 40},
+        {"capture", "keep", K_KEEP, F(keep_logs), 0, 0},
+        {"capture", "classify_max", K_U64, F(classify_max), MiB,
+         UINT64_C(1) << 40},
+        {"capture", "classify_timeout_ms", K_UINT, F(classify_timeout_ms), 100,
+         600000},
         {"recipients", "policy", K_POLICY, F(recipient_policy), 0, 0},
         {"recipients", "owner_domain", K_STR, F(owner_domain), 0, 253},
-        {"recipients", "allowed_domains", K_STR, F(allowed_domains), 0, 4096},
+        {"recipients", "allowed_domains", K_STR, F(allowed_domains), 0, 16384},
         {"recipients", "max_recipients", K_UINT, F(max_recipients), 1, 100},
         {"spool", "entry_max", K_U64, F(spool_entry_max), 64 * 1024,
          1024 * MiB},
@@ -60,7 +80,13 @@ static const struct key keys[] = {
         {"mail", "rate_per_user_hour", K_UINT, F(rate_per_user_hour), 1,
          100000},
         {"mail", "rate_global_hour", K_UINT, F(rate_global_hour), 1, 1000000},
+        {"mail", "from_name", K_STR, F(from_name), 0, 64},
+        {"mail", "subject_prefix", K_STR, F(subject_prefix), 0, 32},
+        {"mail", "footer", K_STR, F(footer), 0, 180},
+        {"mail", "help_url", K_STR, F(help_url), 0, 180},
         {"webhook", "url", K_STR, F(webhook_url), 0, 2048},
+        {"webhook", "format", K_FORMAT, F(webhook_format), 0, 16},
+        {"webhook", "allowed_hosts", K_STR, F(webhook_allowed_hosts), 0, 4096},
         {"webhook", "timeout", K_UINT, F(webhook_timeout_s), 1, 600},
 };
 
@@ -72,6 +98,20 @@ int ga_mode_from_name(const char *name)
 		if (!strcmp(name, mode_names[i]))
 			return (int)i;
 	return -1;
+}
+
+int ga_notify_from_name(const char *name)
+{
+	if (!strcmp(name, "always"))
+		return GA_NOTIFY_ALWAYS;
+	if (!strcmp(name, "fail"))
+		return GA_NOTIFY_FAIL;
+	return -1;
+}
+
+const char *ga_notify_name(enum ga_notify n)
+{
+	return n == GA_NOTIFY_FAIL ? "fail" : "always";
 }
 
 const char *ga_mode_name(enum ga_mode mode)
@@ -106,6 +146,10 @@ int ga_config_init(struct ga_config *cfg)
 	cfg->helper_max_rss = 256 * MiB;
 	cfg->drain_timeout_ms = 5000;
 	cfg->query_scheduler = true;
+	cfg->log_max = 32 * MiB;
+	cfg->keep_logs = GA_KEEP_FAILED;
+	cfg->classify_max = 64 * MiB;
+	cfg->classify_timeout_ms = 10000;
 	cfg->recipient_policy = GA_RECIPIENTS_OWNER;
 	cfg->max_recipients = 5;
 	cfg->spool_entry_max = 4 * MiB;
@@ -120,16 +164,24 @@ int ga_config_init(struct ga_config *cfg)
 	cfg->rate_per_user_hour = 20;
 	cfg->rate_global_hour = 500;
 	cfg->webhook_timeout_s = 10;
-	cfg->log_pattern = strdup("%w/gpualert-%j.%s.%t.log");
+	cfg->log_pattern = strdup("%w/gpualert-%j/%N.%s.%t.log");
 	cfg->rules_dir = strdup(GA_DEFAULT_RULES_DIR);
 	cfg->spool_dir = strdup(GA_DEFAULT_SPOOL_DIR);
 	cfg->smtp_url = strdup("smtp://localhost:25");
 	cfg->mail_from = strdup("gpualert@localhost");
 	cfg->artifact_globs = strdup("");
 	cfg->ca_file = strdup("");
+	cfg->from_name = strdup("gpualert");
+	cfg->subject_prefix = strdup("[gpualert]");
+	cfg->footer = strdup("");
+	cfg->help_url = strdup("");
+	cfg->webhook_format = strdup("slack");
+	cfg->webhook_allowed_hosts = strdup("");
 	if (!cfg->log_pattern || !cfg->rules_dir || !cfg->spool_dir ||
 	    !cfg->smtp_url || !cfg->mail_from || !cfg->artifact_globs ||
-	    !cfg->ca_file)
+	    !cfg->ca_file || !cfg->from_name || !cfg->subject_prefix ||
+	    !cfg->footer || !cfg->help_url || !cfg->webhook_format ||
+	    !cfg->webhook_allowed_hosts)
 		return -ENOMEM;
 	return 0;
 }
@@ -137,7 +189,7 @@ int ga_config_init(struct ga_config *cfg)
 void ga_config_finish(struct ga_config *cfg)
 {
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (keys[i].kind == K_STR)
+		if (keys[i].kind == K_STR || keys[i].kind == K_FORMAT)
 			free(*str_field(cfg, &keys[i]));
 	memset(cfg, 0, sizeof(*cfg));
 }
@@ -225,6 +277,21 @@ static int apply(struct ga_config *cfg, const struct key *k, const char *value,
 			return -EINVAL;
 		}
 		return 0;
+	case K_NOTIFY:
+		v = ga_notify_from_name(value);
+		if (v < 0) {
+			*why = "not always or fail";
+			return -EINVAL;
+		}
+		*(enum ga_notify *)field = (enum ga_notify)v;
+		return 0;
+	case K_FORMAT:
+		if (strcmp(value, "slack") && strcmp(value, "mattermost") &&
+		    strcmp(value, "teams") && strcmp(value, "ntfy")) {
+			*why = "not slack, mattermost, teams or ntfy";
+			return -EINVAL;
+		}
+		return set_str(cfg, k, value);
 	case K_MODE:
 		v = ga_mode_from_name(value);
 		if (v < 0) {
@@ -242,6 +309,16 @@ static int apply(struct ga_config *cfg, const struct key *k, const char *value,
 			        GA_RECIPIENTS_DOMAINS;
 		else {
 			*why = "not owner or domains";
+			return -EINVAL;
+		}
+		return 0;
+	case K_KEEP:
+		if (!strcmp(value, "all"))
+			*(enum ga_keep *)field = GA_KEEP_ALL;
+		else if (!strcmp(value, "failed"))
+			*(enum ga_keep *)field = GA_KEEP_FAILED;
+		else {
+			*why = "not all or failed";
 			return -EINVAL;
 		}
 		return 0;
@@ -273,87 +350,72 @@ static const struct key *find_key(const char *section, const char *name)
 	return NULL;
 }
 
+#define CONFIG_FILE_MAX (1 << 20)
+
 struct load_ctx {
 	struct ga_config *cfg;
 	struct ga_diag *diag;
 	const char *path;
-	FILE *file;
-	unsigned line;     /* line of the chunk inih is handling */
-	unsigned newlines; /* complete lines read so far */
+	char section[64];
 	int errors;
-	int nomem;
 };
 
-/* Debian's libinih is built without INI_HANDLER_LINENO, so the handler
- * gets no line number: count the lines inih reads instead. */
-static char *read_line(char *str, int num, void *stream)
-{
-	struct load_ctx *ctx = stream;
-	char *s = fgets(str, num, ctx->file);
-
-	/* inih reads at most its line limit at once: a longer line comes in
-	 * several chunks, so count newlines, not calls. */
-	if (s) {
-		size_t n = strlen(s);
-
-		ctx->line = ctx->newlines + 1;
-		if (n && s[n - 1] == '\n')
-			ctx->newlines++;
-	}
-	return s;
-}
-
-static int on_ini(void *user, const char *section, const char *name,
-                  const char *value)
+static int on_ini(void *user, unsigned lineno, char *name, char *value)
 {
 	struct load_ctx *ctx = user;
-	unsigned lineno = ctx->line;
-	const struct key *k = find_key(section, name);
+	const struct key *k;
 	const char *why = NULL;
 	int rc;
 
+	if (!name && value)
+		return 0; /* a rejected line, counted by the reader */
+	if (!value) {
+		/* NULL NAME: a malformed header, keys below match nothing. */
+		snprintf(ctx->section, sizeof(ctx->section), "%s",
+		         name ? name : "");
+		return 0;
+	}
+	k = ctx->section[0] ? find_key(ctx->section, name) : NULL;
 	if (!k) {
 		ga_diag_error(ctx->diag, ctx->path, lineno,
 		              "unknown key '%s' in section [%s]", name,
-		              section);
+		              ctx->section);
 		ctx->errors++;
-		return 1; /* keep going: report every problem */
+		return 0; /* keep going: report every problem */
 	}
 	rc = apply(ctx->cfg, k, value, &why);
 	if (rc == -ENOMEM)
-		ctx->nomem = 1;
-	else if (rc < 0) {
+		return rc;
+	if (rc < 0) {
 		ga_diag_error(ctx->diag, ctx->path, lineno,
-		              "[%s] %s = '%s': %s", section, name, value, why);
+		              "[%s] %s = '%s': %s", ctx->section, name, value,
+		              why);
 		ctx->errors++;
 	}
-	return 1;
+	return 0;
 }
 
 int ga_config_load(struct ga_config *cfg, const char *path,
                    struct ga_diag *diag)
 {
-	struct load_ctx ctx = {cfg, diag, path, NULL, 0, 0, 0, 0};
+	struct load_ctx ctx = {.cfg = cfg, .diag = diag, .path = path};
+	char *text = NULL;
+	size_t len = 0;
 	int rc;
 
-	ctx.file = fopen(path, "re");
-	if (!ctx.file)
-		return -errno;
-	rc = ini_parse_stream(read_line, &ctx, on_ini, &ctx);
-	fclose(ctx.file);
-	if (rc > 0) {
-		/* inih: the first line it could not parse (e.g. over its
-		 * line length limit, or a missing ']'). */
-		ga_diag_error(diag, path, (unsigned)rc,
-		              "cannot parse this line "
-		              "(malformed, or longer than inih's limit)");
-		ctx.errors++;
-	} else if (rc < 0) {
-		return -EIO;
+	rc = ga_read_file(path, CONFIG_FILE_MAX, &text, &len);
+	if (rc == -EFBIG) {
+		ga_diag_error(diag, path, 0, "larger than %d bytes",
+		              CONFIG_FILE_MAX);
+		return -EINVAL;
 	}
-	if (ctx.nomem)
-		return -ENOMEM;
-	return ctx.errors ? -EINVAL : 0;
+	if (rc)
+		return rc;
+	rc = ga_ini_parse(path, text, len, on_ini, &ctx, diag);
+	free(text);
+	if (rc < 0)
+		return rc;
+	return rc + ctx.errors ? -EINVAL : 0;
 }
 
 int ga_config_set(struct ga_config *cfg, const char *key, const char *value,
@@ -379,4 +441,87 @@ int ga_config_set(struct ga_config *cfg, const char *key, const char *value,
 	if (rc == -EINVAL)
 		ga_diag_error(diag, origin, 0, "%s=%s: %s", key, value, why);
 	return rc;
+}
+
+size_t ga_config_n_keys(void)
+{
+	return sizeof(keys) / sizeof(keys[0]);
+}
+
+void ga_config_key(size_t i, const char **section, const char **name)
+{
+	*section = keys[i].section;
+	*name = keys[i].name;
+}
+
+int ga_config_get(const struct ga_config *cfg, const char *key, char *buf,
+                  size_t size)
+{
+	static const char *const policies[] = {"owner", "domains"};
+	static const char *const tls[] = {"none", "starttls", "try",
+	                                  "implicit"};
+	const char *dot = strchr(key, '.');
+	const struct key *k = NULL;
+	const void *field;
+	int n;
+
+	for (size_t i = 0; dot && i < ga_config_n_keys(); i++)
+		if (strlen(keys[i].section) == (size_t)(dot - key) &&
+		    !strncmp(keys[i].section, key, (size_t)(dot - key)) &&
+		    !strcmp(keys[i].name, dot + 1))
+			k = &keys[i];
+	if (!k)
+		return -ENOENT;
+	field = (const char *)cfg + k->offset;
+	switch (k->kind) {
+	case K_STR:
+		n = snprintf(buf, size, "%s",
+		             *(char *const *)field ? *(char *const *)field
+		                                   : "");
+		break;
+	case K_UINT:
+		n = snprintf(buf, size, "%u", *(const unsigned *)field);
+		break;
+	case K_U64:
+		n = snprintf(buf, size, "%llu",
+		             (unsigned long long)*(const uint64_t *)field);
+		break;
+	case K_OCTAL:
+		n = snprintf(buf, size, "0%o", *(const unsigned *)field);
+		break;
+	case K_BOOL:
+		n = snprintf(buf, size, "%s",
+		             *(const bool *)field ? "yes" : "no");
+		break;
+	case K_MODE:
+		n = snprintf(buf, size, "%s",
+		             ga_mode_name(*(const enum ga_mode *)field));
+		break;
+	case K_POLICY:
+		n = snprintf(
+		        buf, size, "%s",
+		        policies[*(const enum ga_recipient_policy *)field]);
+		break;
+	case K_TLS:
+		n = snprintf(buf, size, "%s", tls[*(const enum ga_tls *)field]);
+		break;
+	case K_KEEP:
+		n = snprintf(buf, size, "%s",
+		             *(const enum ga_keep *)field == GA_KEEP_ALL
+		                     ? "all"
+		                     : "failed");
+		break;
+	case K_NOTIFY:
+		n = snprintf(buf, size, "%s",
+		             ga_notify_name(*(const enum ga_notify *)field));
+		break;
+	case K_FORMAT:
+		n = snprintf(buf, size, "%s",
+		             *(char *const *)field ? *(char *const *)field
+		                                   : "");
+		break;
+	default:
+		return -ENOENT;
+	}
+	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
 }

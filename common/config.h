@@ -1,5 +1,5 @@
-/* gpualert.conf: the admin's settings (libinih format, etc/gpualert.conf
- * documents every key).
+/* gpualert.conf: the admin's settings (the INI dialect of ini.h;
+ * etc/gpualert.conf and gpualert.conf(5) document every key).
  *
  * One struct for every part (plugin, gpualert run, gpualert send).  Values
  * are bounded and checked when read; an unknown key or a bad value is an
@@ -21,6 +21,12 @@ enum ga_mode {
 	GA_MODE_WEBHOOK, /* + the admin's webhook */
 };
 
+/* When a job with mail or webhook is notified. */
+enum ga_notify {
+	GA_NOTIFY_ALWAYS = 0, /* every job, successes included */
+	GA_NOTIFY_FAIL,       /* only a job that failed or hid a problem */
+};
+
 enum ga_recipient_policy {
 	GA_RECIPIENTS_OWNER = 0, /* only the job owner's own address */
 	GA_RECIPIENTS_DOMAINS, /* the owner, or addresses in allowed_domains */
@@ -33,9 +39,17 @@ enum ga_tls {
 	GA_TLS_IMPLICIT, /* smtps:// */
 };
 
+/* Which durable logs stay after a step (the task's own output files are
+ * never touched). */
+enum ga_keep {
+	GA_KEEP_FAILED = 0, /* remove the logs of steps that succeeded */
+	GA_KEEP_ALL,
+};
+
 struct ga_config {
 	/* [general] */
 	enum ga_mode default_mode; /* when --gpualert is absent */
+	enum ga_notify notify;     /* when neither fail: nor always: given */
 	char *log_pattern;         /* %j %s %t %u %x %N %w %% */
 	unsigned log_file_mode;    /* e.g. 0600 */
 	char *rules_dir;
@@ -44,6 +58,12 @@ struct ga_config {
 	uint64_t helper_max_rss;   /* capture helper RLIMIT_AS, bytes */
 	unsigned drain_timeout_ms; /* task_exit wait for the helper */
 	bool query_scheduler;      /* slurm_load_job() on signal deaths */
+
+	/* [capture] */
+	uint64_t log_max;             /* output bytes a durable log keeps */
+	enum ga_keep keep_logs;       /* after a successful step */
+	uint64_t classify_max;        /* bytes read back per record */
+	unsigned classify_timeout_ms; /* the whole step's classification */
 
 	/* [recipients] */
 	enum ga_recipient_policy recipient_policy;
@@ -71,9 +91,15 @@ struct ga_config {
 	unsigned retry_base_s;  /* first retry delay, doubled each time */
 	unsigned rate_per_user_hour;
 	unsigned rate_global_hour;
+	char *from_name;      /* From: display name */
+	char *subject_prefix; /* e.g. "[gpualert]"; "" for none */
+	char *footer;         /* one line above the signature */
+	char *help_url;       /* the site's help page, linked in the footer */
 
 	/* [webhook] */
 	char *webhook_url;
+	char *webhook_format;        /* slack | mattermost | teams | ntfy */
+	char *webhook_allowed_hosts; /* hosts for users' own webhooks */
 	unsigned webhook_timeout_s;
 };
 
@@ -94,6 +120,21 @@ int ga_config_load(struct ga_config *cfg, const char *path,
  * -EINVAL (reported to DIAG with ORIGIN as the location). */
 int ga_config_set(struct ga_config *cfg, const char *key, const char *value,
                   const char *origin, struct ga_diag *diag);
+
+/* "always" / "fail"; -1 if unknown. */
+int ga_notify_from_name(const char *name);
+const char *ga_notify_name(enum ga_notify n);
+
+/* The key table, for documentation checks: key I (0 <= I <
+ * ga_config_n_keys()) is SECTION.NAME; both strings are static. */
+size_t ga_config_n_keys(void);
+void ga_config_key(size_t i, const char **section, const char **name);
+
+/* Format the value of KEY ("section.key") into BUF as gpualert.conf would
+ * spell it (sizes in bytes, modes in octal, yes/no).  Returns 0, -ENOENT
+ * for an unknown key, -ENOSPC when BUF is too small. */
+int ga_config_get(const struct ga_config *cfg, const char *key, char *buf,
+                  size_t size);
 
 /* Parse a mode name ("off", "log", "email", "webhook").  -1 if unknown. */
 int ga_mode_from_name(const char *name);

@@ -28,10 +28,13 @@ static void task_finish(struct ga_task_report *t)
 
 void ga_report_finish(struct ga_report *r)
 {
-	char **strings[] = {&r->origin,       &r->job_id,        &r->step_id,
-	                    &r->array_job_id, &r->array_task_id, &r->job_name,
-	                    &r->user,         &r->node,          &r->work_dir,
-	                    &r->command,      &r->mode};
+	char **strings[] = {
+	        &r->origin,        &r->job_id,        &r->step_id,
+	        &r->array_job_id,  &r->array_task_id, &r->job_name,
+	        &r->user,          &r->node,          &r->work_dir,
+	        &r->command,       &r->mode,          &r->gres,
+	        &r->script,        &r->notify,        &r->webhook_url,
+	        &r->webhook_format};
 
 	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
 		free(*strings[i]);
@@ -173,6 +176,24 @@ static void key_int(struct ga_buf *out, int *first, const char *key,
 	ga_buf_printf(out, "%lld", value);
 }
 
+static void write_record(struct ga_buf *out, int *first,
+                         const struct ga_task_record *rec)
+{
+	int f = 1;
+
+	ga_json_key(out, first, "record");
+	ga_buf_putc(out, '{');
+	key_str(out, &f, "kind", rec->is_log ? "log" : "file");
+	key_int(out, &f, "dev", (long long)rec->dev);
+	key_int(out, &f, "ino", (long long)rec->ino);
+	key_int(out, &f, "start", (long long)rec->start);
+	key_int(out, &f, "end", (long long)rec->end);
+	key_int(out, &f, "read", (long long)rec->read);
+	key_int(out, &f, "skipped", (long long)rec->skipped);
+	key_int(out, &f, "cut", (long long)rec->cut);
+	ga_buf_putc(out, '}');
+}
+
 void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 {
 	enum ga_class cls = ga_report_class(r);
@@ -214,6 +235,25 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 	if (r->sched_state != GA_STATE_NONE)
 		key_str(out, &first, "scheduler_state",
 		        ga_sched_state_name(r->sched_state));
+	if (r->time_limit > 0)
+		key_int(out, &first, "time_limit", (long long)r->time_limit);
+	if (r->mem_request) {
+		key_int(out, &first, "mem_request", (long long)r->mem_request);
+		ga_json_key(out, &first, "mem_per_cpu");
+		ga_buf_puts(out, r->mem_per_cpu ? "true" : "false");
+	}
+	if (r->mem_peak)
+		key_int(out, &first, "mem_peak", (long long)r->mem_peak);
+	if (r->gres)
+		key_str(out, &first, "gres", r->gres);
+	if (r->script)
+		key_str(out, &first, "script", r->script);
+	if (r->notify)
+		key_str(out, &first, "notify", r->notify);
+	if (r->webhook_url) {
+		key_str(out, &first, "webhook_url", r->webhook_url);
+		key_str(out, &first, "webhook_format", r->webhook_format);
+	}
 	key_int(out, &first, "root_task", r->root_task);
 	key_str(out, &first, "class", ga_class_name(cls));
 	key_str(out, &first, "rule", root ? root->rule : NULL);
@@ -238,6 +278,8 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 			        (long long)t->end_time_ns);
 		if (t->capture_error)
 			key_str(out, &tf, "capture_error", t->capture_error);
+		if (t->record.present)
+			write_record(out, &tf, &t->record);
 		ga_json_key(out, &tf, "verdict");
 		ga_verdict_write_json(&t->verdict, out);
 		if (t->verdict.tail &&
@@ -345,6 +387,25 @@ static int parse_verdict(const struct ga_json *o, struct ga_verdict *v)
 	return 0;
 }
 
+static void parse_record(const struct ga_json *o, struct ga_task_record *rec)
+{
+	static const char *const names[] = {"dev",  "ino",     "start", "end",
+	                                    "read", "skipped", "cut"};
+	uint64_t *fields[] = {&rec->dev,  &rec->ino,     &rec->start, &rec->end,
+	                      &rec->read, &rec->skipped, &rec->cut};
+	const char *kind;
+	int64_t n;
+
+	if (!o || o->type != GA_JSON_OBJECT)
+		return;
+	rec->present = true;
+	kind = ga_json_get_str(o, "kind");
+	rec->is_log = kind && !strcmp(kind, "log");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (ga_json_get_int(o, names[i], &n) && n >= 0)
+			*fields[i] = (uint64_t)n;
+}
+
 static int parse_task(const struct ga_json *o, struct ga_task_report *t)
 {
 	const struct ga_json *verdict = ga_json_get(o, "verdict");
@@ -368,6 +429,7 @@ static int parse_task(const struct ga_json *o, struct ga_task_report *t)
 	if (tail && tail->type == GA_JSON_STRING)
 		if (ga_report_set(&t->verdict.tail, tail->string) < 0)
 			return -ENOMEM;
+	parse_record(ga_json_get(o, "record"), &t->record);
 	return parse_verdict(verdict, &t->verdict);
 }
 
@@ -392,7 +454,14 @@ int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
 	        {"work_dir", offsetof(struct ga_report, work_dir), false},
 	        {"command", offsetof(struct ga_report, command), false},
 	        {"mode", offsetof(struct ga_report, mode), false},
+	        {"gres", offsetof(struct ga_report, gres), false},
+	        {"script", offsetof(struct ga_report, script), false},
+	        {"notify", offsetof(struct ga_report, notify), false},
+	        {"webhook_url", offsetof(struct ga_report, webhook_url), false},
+	        {"webhook_format", offsetof(struct ga_report, webhook_format),
+	         false},
 	};
+	const struct ga_json *b;
 	const struct ga_json *tasks, *recipients;
 	const char *state;
 	struct ga_json *root;
@@ -427,6 +496,14 @@ int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
 		r->start_time = n;
 	if (ga_json_get_int(root, "end_time", &n))
 		r->end_time = n;
+	if (ga_json_get_int(root, "time_limit", &n) && n > 0)
+		r->time_limit = n;
+	if (ga_json_get_int(root, "mem_request", &n) && n > 0)
+		r->mem_request = (uint64_t)n;
+	if (ga_json_get_int(root, "mem_peak", &n) && n > 0)
+		r->mem_peak = (uint64_t)n;
+	b = ga_json_get(root, "mem_per_cpu");
+	r->mem_per_cpu = b && b->type == GA_JSON_BOOL && b->boolean;
 	state = ga_json_get_str(root, "scheduler_state");
 	if (state) {
 		int s = ga_sched_state_from_name(state);

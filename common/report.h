@@ -16,6 +16,18 @@
  *              end_time),
  *              capture_error?, verdict: <classify --json object>,
  *              tail? (root task and the first failing tasks only) } ]
+ *
+ * Optional keys added within schema 1 (readers ignore keys they do not
+ * know, so reports with and without them are read by every sender of
+ * schema 1; a missing key reads as "unknown"):
+ *   time_limit (seconds; Slurm gives minutes), mem_request (bytes, per
+ *   node, or per CPU when mem_per_cpu is true), mem_per_cpu, mem_peak
+ *   (bytes, the job cgroup's high-water mark on this node), gres (GPUs and
+ *   other generic resources allocated per node, Slurm's spelling),
+ *   script (the path the user submitted, not slurmd's copy),
+ *   notify ("always" | "fail": send nothing when the job succeeded),
+ *   webhook_url, webhook_format ("slack" | "teams" | "ntfy": a personal
+ *   destination, already checked against [webhook] allowed_hosts).
  */
 #ifndef GPUALERT_COMMON_REPORT_H
 #define GPUALERT_COMMON_REPORT_H
@@ -32,10 +44,24 @@
 #define GA_REPORT_MAX_TASKS 100000
 #define GA_REPORT_MAX_RECIPIENTS 100
 
+/* Where the task's output is kept and what of it was read: the task's
+ * own output file (its .out), or gpualert's durable log. */
+struct ga_task_record {
+	bool present;
+	bool is_log; /* gpualert's log (else the task's own file) */
+	uint64_t dev, ino;
+	uint64_t start;   /* offset of the task's first byte */
+	uint64_t end;     /* the file's size when it was read */
+	uint64_t read;    /* bytes classified (the newest ones) */
+	uint64_t skipped; /* bytes not read: over classify_max */
+	uint64_t cut;     /* bytes the log dropped to stay in log_max */
+};
+
 struct ga_task_report {
 	uint32_t task_id; /* global rank */
 	char *node;
-	char *log_path; /* durable log; NULL if none */
+	char *log_path; /* the record's path (output file or log); or NULL */
+	struct ga_task_record record;
 	int64_t start_time, end_time;
 	int64_t end_time_ns;       /* 0 = unknown: end_time (seconds) decides */
 	char *capture_error;       /* why capture degraded; NULL if OK */
@@ -63,6 +89,19 @@ struct ga_report {
 	struct ga_task_report *tasks;
 	size_t n_tasks;
 	long root_task; /* -1: no task failed */
+
+	/* Resource context (0 / NULL: unknown). */
+	int64_t time_limit;   /* seconds */
+	uint64_t mem_request; /* bytes per node, or per CPU */
+	bool mem_per_cpu;
+	uint64_t mem_peak; /* bytes */
+	char *gres;
+	char *script;
+
+	/* Delivery choice. */
+	char *notify; /* "always" (NULL reads so) or "fail" */
+	char *webhook_url;
+	char *webhook_format;
 };
 
 /* Caller storage; every string field is heap-owned by the report. */

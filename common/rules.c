@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ini.h"
 #include "log.h"
 #include "prefilter.h"
 
-#define RULE_LINE_MAX 8192 /* a rules file line, patterns included */
 #define RULE_FILE_MAX (1 << 20)
 #define RULE_ID_MAX 64
 #define RULES_MAX 4096
@@ -276,19 +276,11 @@ static bool note_id(struct parser *p, unsigned line, const char *id)
 
 static void parse_section(struct parser *p, unsigned line, char *s)
 {
-	char *end = strchr(s, ']');
 	char *kind, *id;
 
 	finish_rule(p);
 	p->bad_section = true;
-	if (!end || *trim(end + 1) != '\0') {
-		perr(p, line,
-		     "malformed section header (want '[rule ID]' or "
-		     "'[disable ID]')");
-		return;
-	}
-	*end = '\0';
-	kind = trim(s + 1);
+	kind = trim(s);
 	id = kind + strcspn(kind, " \t");
 	if (*id)
 		*id++ = '\0';
@@ -448,21 +440,10 @@ static int parse_bool(const char *v)
 	return -1;
 }
 
-static void parse_key(struct parser *p, unsigned line, char *s)
+static void parse_key(struct parser *p, unsigned line, char *key, char *value)
 {
-	char *eq = strchr(s, '=');
 	struct ga_rule *r = p->cur;
-	char *key, *value;
 
-	if (!eq) {
-		perr(p, line,
-		     "expected 'key = value', a '[section]' or a "
-		     "comment");
-		return;
-	}
-	*eq = '\0';
-	key = trim(s);
-	value = trim(eq + 1);
 	if (!r) {
 		if (!p->bad_section)
 			perr(p, line, "'%s' outside a [rule ID] section", key);
@@ -571,48 +552,40 @@ static void parse_key(struct parser *p, unsigned line, char *s)
 	}
 }
 
-/* Parse one file's TEXT into the draft.  Returns the number of errors. */
+static int on_ini(void *ctx, unsigned line, char *name, char *value)
+{
+	struct parser *p = ctx;
+
+	if (!name) {
+		p->errors++; /* reported by the reader */
+		if (!value) {
+			finish_rule(p);
+			p->bad_section = true; /* its keys: not reported */
+		}
+	} else if (!value)
+		parse_section(p, line, name);
+	else
+		parse_key(p, line, name, value);
+	return 0;
+}
+
+/* Parse one file's TEXT into the draft (the INI dialect of ini.h, shared
+ * with gpualert.conf).  Returns the number of errors. */
 static int parse_text(const char *file, const char *text, struct draft *d,
                       struct ga_diag *diag)
 {
 	struct parser p = {.file = file, .diag = diag, .draft = d};
-	const char *s = text;
-	unsigned line = 0;
-	char *buf = malloc(RULE_LINE_MAX + 1);
+	int rc;
 
-	if (!buf) {
+	rc = ga_ini_parse(file, text, strlen(text), on_ini, &p, diag);
+	if (rc < 0) {
 		ga_diag_error(diag, file, 0, "out of memory");
-		return 1;
-	}
-	while (*s) {
-		const char *nl = strchr(s, '\n');
-		size_t len = nl ? (size_t)(nl - s) : strlen(s);
-		char *t;
-
-		line++;
-		if (len > RULE_LINE_MAX) {
-			perr(&p, line, "line longer than %d bytes",
-			     RULE_LINE_MAX);
-		} else {
-			memcpy(buf, s, len);
-			buf[len] = '\0';
-			t = trim(buf);
-			if (*t == '\0' || *t == '#' || *t == ';')
-				;
-			else if (*t == '[')
-				parse_section(&p, line, t);
-			else
-				parse_key(&p, line, t);
-		}
-		s += len;
-		if (*s == '\n')
-			s++;
+		p.errors++;
 	}
 	finish_rule(&p);
 	for (size_t i = 0; i < p.n_seen; i++)
 		free(p.seen[i]);
 	free(p.seen);
-	free(buf);
 	return p.errors;
 }
 
@@ -930,6 +903,91 @@ size_t ga_rules_extract_literals(const char *pattern, char **out, size_t max)
 
 /* ---- compiling ------------------------------------------------------- */
 
+/* Length of an unbounded quantifier at P ("*", "+", "{n,}"), 0 if none;
+ * a possessive one ("*+", "++", "{n,}+") does not backtrack: 0. */
+static size_t unbounded_at(const char *p)
+{
+	size_t n = 0;
+
+	if (*p == '*' || *p == '+') {
+		n = 1;
+	} else if (*p == '{') {
+		const char *q = p + 1;
+
+		while (*q >= '0' && *q <= '9')
+			q++;
+		if (q == p + 1 || *q != ',' || q[1] != '}')
+			return 0;
+		n = (size_t)(q + 2 - p);
+	}
+	return n && p[n] == '+' ? 0 : n;
+}
+
+/* Whether the group content that ends just before CLOSE (a ')') ends in
+ * an unbounded, backtracking quantifier: "\\w+", "\\s*", "x{2,}". */
+static bool ends_unbounded(const char *start, const char *close)
+{
+	const char *q = close - 1;
+
+	if (q < start)
+		return false;
+	if (*q == '}') {
+		while (q > start && *q != '{')
+			q--;
+		return *q == '{' && unbounded_at(q) == (size_t)(close - q);
+	}
+	if (*q != '*' && *q != '+')
+		return false;
+	if (q > start && q[-1] == '\\')
+		return false; /* a literal '*' or '+' */
+	/* "a*+", "a++": possessive, no backtracking */
+	return !(*q == '+' && q > start && strchr("*+}?", q[-1]));
+}
+
+/* Whether RE repeats without bound a group whose content ends in an
+ * unbounded quantifier: "(a+)+", "(\\w+\\s*)*", "(?:x|\\d+){2,}".  Both
+ * quantifiers can share the same characters, so on a line that almost
+ * matches the backtracking is exponential in the line's length (each
+ * such line costs up to the match limit).  Atomic groups and possessive
+ * quantifiers are exempt. */
+static bool nested_unbounded(const char *re)
+{
+	const char *open[64];
+	int depth = 0;
+
+	for (const char *p = re; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+			continue;
+		}
+		if (*p == '[') {
+			p++;
+			if (*p == '^')
+				p++;
+			if (*p == ']')
+				p++;
+			while (*p && *p != ']')
+				p += (*p == '\\' && p[1]) ? 2 : 1;
+			if (!*p)
+				return false;
+			continue;
+		}
+		if (*p == '(' && depth < 64) {
+			open[depth++] = p;
+			continue;
+		}
+		if (*p == ')' && depth > 0) {
+			const char *o = open[--depth];
+			bool atomic = o[1] == '?' && o[2] == '>';
+
+			if (!atomic && unbounded_at(p + 1) &&
+			    ends_unbounded(o + 1, p))
+				return true;
+		}
+	}
+	return false;
+}
+
 static int compile_patterns(struct ga_rule *r, struct pattern *v, size_t n,
                             struct ga_diag *diag)
 {
@@ -955,6 +1013,15 @@ static int compile_patterns(struct ga_rule *r, struct pattern *v, size_t n,
 			errors++;
 			continue;
 		}
+		if (nested_unbounded(v[i].src))
+			ga_diag_warn(
+			        diag, r->file, v[i].line,
+			        "rule '%s': a group with an unbounded "
+			        "quantifier is itself repeated without bound: "
+			        "backtracking can cost every line up to the "
+			        "match limit; make the inner quantifier "
+			        "possessive (a++) or the group atomic (?>...)",
+			        r->id);
 		err = pcre2_jit_compile(v[i].code, PCRE2_JIT_COMPLETE);
 		if (err < 0)
 			ga_log(GA_LOG_DEBUG,
