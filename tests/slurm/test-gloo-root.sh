@@ -126,7 +126,7 @@ for p in m.walk():
         break' "$eml" >"$ROOT/mail.txt"
 sed 's/^/# mail: /' "$ROOT/mail.txt" | head -40
 check "subject names code_error" grep -q "^Subject: .*FAILED: code_error" "$ROOT/mail.txt"
-check "root cause is rank 1's code_error" grep -q "^Root cause: code_error.*task 1 of step 0" "$ROOT/mail.txt"
+check "root cause is rank 1's code_error" grep -q "code_error.*task 1 of step 0" "$ROOT/mail.txt"
 check "the evidence holds the KeyError" grep -q "KeyError: 'warmup_steps'" "$ROOT/mail.txt"
 check "the evidence holds the innermost frame" \
 	grep -q "File \".*ddp.py\", line [0-9]*, in schedule" "$ROOT/mail.txt"
