@@ -120,32 +120,61 @@ static bool task_failed(const struct ga_task_report *t)
 	return t->verdict.cls != GA_CLASS_SUCCESS;
 }
 
+static int64_t end_ns(const struct ga_task_report *t)
+{
+	if (t->end_time_ns > 0)
+		return t->end_time_ns;
+	if (t->end_time > 0 && t->end_time < INT64_MAX / 1000000000LL)
+		return t->end_time * 1000000000LL;
+	return 0;
+}
+
+/* A verdict that reports another task's failure rather than a cause of
+ * its own: a collective that failed because a peer went away, a step
+ * cancel that the scheduler did not report as this job's state (srun
+ * kills the step when one task fails), or nothing recognisable. */
+static bool is_echo(const struct ga_task_report *t)
+{
+	if (t->verdict.cls == GA_CLASS_NCCL ||
+	    t->verdict.cls == GA_CLASS_UNKNOWN)
+		return true;
+	return t->verdict.cls == GA_CLASS_CANCELLED &&
+	       t->verdict.status.state == GA_STATE_NONE;
+}
+
+bool ga_report_task_precedes(const struct ga_task_report *a,
+                             const struct ga_task_report *b)
+{
+	int64_t ea = end_ns(a), eb = end_ns(b);
+	bool near;
+
+	if (ea && eb)
+		near = (ea > eb ? ea - eb : eb - ea) < GA_REPORT_NEAR_TIE_NS;
+	else
+		near = !ea && !eb;
+	if (near && is_echo(a) != is_echo(b))
+		return !is_echo(a);
+	/* Earliest end first: its crash is what the others echo. */
+	if (ea != eb) {
+		if (!ea || !eb)
+			return ea != 0;
+		return ea < eb;
+	}
+	if (a->verdict.priority != b->verdict.priority)
+		return a->verdict.priority > b->verdict.priority;
+	return a->task_id < b->task_id;
+}
+
 void ga_report_choose_root(struct ga_report *r)
 {
 	long best = -1;
 
 	for (size_t i = 0; i < r->n_tasks; i++) {
-		const struct ga_task_report *t = &r->tasks[i], *b;
+		const struct ga_task_report *t = &r->tasks[i];
 
 		if (!task_failed(t))
 			continue;
-		if (best < 0) {
-			best = (long)i;
-			continue;
-		}
-		b = &r->tasks[best];
-		/* Earliest end first: its crash is what the others echo.  An
-		 * unknown end time (0) sorts last. */
-		if (t->end_time &&
-		    (!b->end_time || t->end_time < b->end_time)) {
-			best = (long)i;
-			continue;
-		}
-		if (t->end_time != b->end_time)
-			continue;
-		if (t->verdict.priority > b->verdict.priority ||
-		    (t->verdict.priority == b->verdict.priority &&
-		     t->task_id < b->task_id))
+		if (best < 0 || ga_report_task_precedes(t, &r->tasks[best]))
 			best = (long)i;
 	}
 	r->root_task = best;
@@ -304,6 +333,9 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 		key_str(out, &tf, "log_path", t->log_path);
 		key_int(out, &tf, "start_time", (long long)t->start_time);
 		key_int(out, &tf, "end_time", (long long)t->end_time);
+		if (t->end_time_ns > 0)
+			key_int(out, &tf, "end_time_ns",
+			        (long long)t->end_time_ns);
 		if (t->capture_error)
 			key_str(out, &tf, "capture_error", t->capture_error);
 		if (t->record.present)
@@ -450,6 +482,8 @@ static int parse_task(const struct ga_json *o, struct ga_task_report *t)
 		t->start_time = n;
 	if (ga_json_get_int(o, "end_time", &n))
 		t->end_time = n;
+	if (ga_json_get_int(o, "end_time_ns", &n) && n > 0)
+		t->end_time_ns = n;
 	if (copy_str(o, "node", &t->node, false) < 0 ||
 	    copy_str(o, "log_path", &t->log_path, false) < 0 ||
 	    copy_str(o, "capture_error", &t->capture_error, false) < 0)
