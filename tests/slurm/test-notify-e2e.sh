@@ -159,11 +159,11 @@ hookj=$(submit hook --job-name='<!channel> & <https://evil.example|click>' \
 
 # Refused at submission, with a message, and nothing queued.
 bad=$(submit ok --gpualert=webhook:http://198.51.100.7/hook 2>&1); rc=$?
-echo "# $bad" | head -2
+echo "$bad" | head -2 | sed "s/^/# /"
 check "webhook to a host not allowed: refused at submission" \
 	eval '[ $rc != 0 ] && grep -q "not allowed" <<<"$bad"'
 none=$(submit ok --gpualert=webhook 2>&1); rc=$?
-echo "# $none" | head -2
+echo "$none" | head -2 | sed "s/^/# /"
 check "webhook with none configured: refused at submission" \
 	eval '[ $rc != 0 ] && grep -q "no webhook configured" <<<"$none"'
 
