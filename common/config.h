@@ -56,6 +56,8 @@ struct ga_config {
 	uint64_t spool_total_max; /* bytes in the whole spool */
 	unsigned spool_quiet_s;   /* a job is complete this long after
 					 * its last report (batch step: at once) */
+	/* percent of total_max the entries of one uid may use */
+	unsigned spool_user_share;
 
 	/* [mail] */
 	char *smtp_url; /* smtp://host:port or smtps:// */
@@ -71,6 +73,8 @@ struct ga_config {
 	unsigned retry_base_s;  /* first retry delay, doubled each time */
 	unsigned rate_per_user_hour;
 	unsigned rate_global_hour;
+	/* ms the file-reading child of a report may take (then killed) */
+	unsigned collect_timeout_ms;
 
 	/* [webhook] */
 	char *webhook_url;

@@ -66,6 +66,25 @@ static void write_file(const char *path, size_t size, char fill)
 	fclose(f);
 }
 
+static struct ga_config cfg;
+
+/* Open a slot for a report of job JOB, step batch, node n1, uid 1001. */
+static int open_slot(const char *job, uint64_t budget,
+                     struct ga_spool_slot *slot)
+{
+	struct ga_report r;
+	int rc;
+
+	ga_report_init(&r);
+	ga_report_set(&r.job_id, job);
+	ga_report_set(&r.step_id, "batch");
+	ga_report_set(&r.node, "n1");
+	r.uid = 1001;
+	rc = ga_spool_slot_open(&cfg, &r, budget, slot);
+	ga_report_finish(&r);
+	return rc;
+}
+
 int main(void)
 {
 	struct ga_spool_scan scan;
@@ -79,68 +98,94 @@ int main(void)
 		printf("1..0 # SKIP no temp dir\n");
 		return 77;
 	}
+	if (ga_config_init(&cfg) < 0)
+		return 1;
+	free(cfg.spool_dir);
+	cfg.spool_dir = strdup(root);
 	ok(ga_spool_prepare(root) == 0, "prepare");
-	ok(ga_spool_write(root, "1.0.n1.json", "{}\n", 3, 1024, 1 << 20) == 0,
-	   "write");
+	ok(ga_spool_write(root, "1.0.n1.json", "{}\n", 3) == 0, "write");
 	ok(exists("new/1.0.n1.json") && count_dir("tmp") == 0,
 	   "entry under its final name, no temp file left");
-	ok(ga_spool_write(root, "../x", "x", 1, 0, 0) == -EINVAL,
-	   "path refused");
-	ok(ga_spool_write(root, ".hidden", "x", 1, 0, 0) == -EINVAL,
-	   "leading dot refused");
-	ok(ga_spool_write(root, "a b", "x", 1, 0, 0) == -EINVAL,
-	   "space refused");
+	ok(ga_spool_write(root, "1.0.n1.json", "{\"x\":1}\n", 8) == -EEXIST &&
+	           count_dir("tmp") == 0,
+	   "an existing entry is never replaced: -EEXIST");
 	{
-		char big[4096];
+		char *text = NULL;
 
-		memset(big, 'x', sizeof(big));
-		ok(ga_spool_write(root, "2.0.n1.json", big, sizeof(big), 1024,
-		                  1 << 20) == -EFBIG,
-		   "entry cap: -EFBIG");
-		ok(!exists("new/2.0.n1.json") && count_dir("tmp") == 0,
-		   "nothing left after -EFBIG");
-		ok(ga_spool_write(root, "2.0.n1.json", big, sizeof(big),
-		                  1 << 20, 4000) == -ENOSPC,
-		   "total cap: -ENOSPC");
-		ok(!exists("new/2.0.n1.json"), "nothing left after -ENOSPC");
+		snprintf(p, sizeof(p), "%s/new/1.0.n1.json", root);
+		ok(ga_read_file(p, 100, &text, NULL) == 0 &&
+		           !strcmp(text, "{}\n"),
+		   "the first entry is intact");
+		free(text);
 	}
+	ok(ga_spool_write(root, "../x", "x", 1) == -EINVAL, "path refused");
+	ok(ga_spool_write(root, ".hidden", "x", 1) == -EINVAL,
+	   "leading dot refused");
+	ok(ga_spool_write(root, "a b", "x", 1) == -EINVAL, "space refused");
 
 	ga_report_init(&r);
 	ga_report_set(&r.job_id, "1201");
 	ga_report_set(&r.step_id, "batch");
 	ga_report_set(&r.node, "gpu/07 x");
+	r.uid = 1001;
 	ok(ga_spool_report_name(&r, name, sizeof(name)) == 0 &&
-	           !strcmp(name, "1201.batch.gpu-07-x"),
-	   "report name sanitised: %s", name);
+	           !strcmp(name, "1201.batch.gpu-07-x.u1001"),
+	   "report name sanitised, with the uid: %s", name);
+	ok(ga_spool_report_name(&r, name, 12) == -ENAMETOOLONG,
+	   "a name that does not fit is an error, not cut");
 	ga_report_set(&r.array_job_id, "1200");
 	ga_report_set(&r.array_task_id, "1_2");
 	ok(ga_spool_report_name(&r, name, sizeof(name)) == 0 &&
-	           !strcmp(name, "1200_1-2.batch.gpu-07-x"),
+	           !strcmp(name, "1200_1-2.batch.gpu-07-x.u1001"),
 	   "array name keeps '_' as separator only: %s", name);
 	ga_report_finish(&r);
-	ok(ga_spool_job_key("1200_7.batch.n.json", name, sizeof(name)) == 0 &&
+	ok(ga_spool_job_key("1200_7.batch.n.u1001.json", name, sizeof(name)) ==
+	                   0 &&
+	           !strcmp(name, "1200.u1001"),
+	   "array job key, with the uid: %s", name);
+	ok(ga_spool_job_key("1200.batch.n.u1001.2.json", name, sizeof(name)) ==
+	                   0 &&
+	           !strcmp(name, "1200.u1001"),
+	   "a suffixed name has the same key");
+	ok(ga_spool_job_key("1200.batch.n.json", name, sizeof(name)) == 0 &&
 	           !strcmp(name, "1200"),
-	   "array job key");
+	   "an older name without uid: the job id");
+	{
+		uint32_t u = 0;
+
+		ok(ga_spool_name_uid("9.0.u5.u77.json", &u) == 0 && u == 77,
+		   "uid of a report name (a node named like a uid)");
+		ok(ga_spool_name_uid("9.u77.0123456789abcdef", &u) == 0 &&
+		           u == 77,
+		   "uid of a claim name");
+		ok(ga_spool_name_uid("9.0.n.json", &u) == -ENOENT,
+		   "no uid in an older name");
+	}
 
 	/* Grouping and completeness. */
-	ga_spool_write(root, "5.0.a.json", "{}", 2, 0, 0);
-	ga_spool_write(root, "5.0.b.json", "{}", 2, 0, 0);
-	ga_spool_write(root, "6.0.a.json", "{}", 2, 0, 0);
-	ga_spool_write(root, "6.batch.a.json", "{}", 2, 0, 0);
-	ga_spool_write(root, "7_1.batch.a.json", "{}", 2, 0, 0);
-	ga_spool_write(root, "7_2.batch.b.json", "{}", 2, 0, 0);
-	touch_old("new/5.0.a.json", 1000);
-	touch_old("new/5.0.b.json", 1010);
-	ok(ga_spool_scan_new(root, &scan) == 0 && scan.n_groups == 4,
-	   "4 jobs (1, 5, 6, 7): %zu", scan.n_groups);
-	{
+	ga_spool_write(root, "5.0.a.u10.json", "{}", 2);
+	ga_spool_write(root, "5.0.b.u10.json", "{}", 2);
+	ga_spool_write(root, "5.0.c.u11.json", "{}", 2);
+	ga_spool_write(root, "6.0.a.u10.json", "{}", 2);
+	ga_spool_write(root, "6.batch.a.u10.json", "{}", 2);
+	ga_spool_write(root, "7_1.batch.a.u10.json", "{}", 2);
+	ga_spool_write(root, "7_2.batch.b.u10.json", "{}", 2);
+	touch_old("new/5.0.a.u10.json", 1000);
+	touch_old("new/5.0.b.u10.json", 1010);
+	ok(ga_spool_scan_new(root, &scan) == 0 && scan.n_groups == 5,
+	   "5 groups (1, 5 of uid 10, 5 of uid 11, 6, 7): %zu", scan.n_groups);
+	if (scan.n_groups == 5) {
 		struct ga_spool_group *g5 = &scan.groups[1],
-		                      *g6 = &scan.groups[2],
-		                      *g7 = &scan.groups[3];
+		                      *g5b = &scan.groups[2],
+		                      *g6 = &scan.groups[3],
+		                      *g7 = &scan.groups[4];
 
-		ok(!strcmp(g5->key, "5") && g5->n_names == 2 &&
-		           g5->newest == 1010,
-		   "job 5: two reports, newest mtime");
+		ok(!strcmp(g5->key, "5.u10") && g5->n_names == 2 &&
+		           g5->newest == 1010 && g5->has_uid && g5->uid == 10,
+		   "job 5 of uid 10: two reports, newest mtime");
+		ok(!strcmp(g5b->key, "5.u11") && g5b->n_names == 1 &&
+		           g5b->uid == 11,
+		   "job 5 of uid 11: never merged with uid 10's");
 		ok(!ga_spool_group_due(g5, 1030, 45) &&
 		           ga_spool_group_due(g5, 1055, 45),
 		   "quiet period");
@@ -151,8 +196,8 @@ int main(void)
 		   "array: one group, waits for quiet");
 		ga_spool_claim_name(g5, claim, sizeof(claim));
 		ga_spool_claim_name(g5, claim2, sizeof(claim2));
-		ok(!strcmp(claim, claim2) && !strncmp(claim, "5.", 2) &&
-		           strlen(claim) == 18,
+		ok(!strcmp(claim, claim2) && !strncmp(claim, "5.u10.", 6) &&
+		           strlen(claim) == 22,
 		   "claim name stable: %s", claim);
 		g5->newest += 3600; /* job id 5 reused an hour later */
 		ga_spool_claim_name(g5, claim2, sizeof(claim2));
@@ -160,9 +205,10 @@ int main(void)
 		ok(strcmp(claim, claim2) != 0,
 		   "a reused job id gets another claim: %s", claim2);
 		ok(ga_spool_claim(root, g5, claim) == 0, "claim");
-		snprintf(p, sizeof(p), "out/%s/5.0.a.json", claim);
-		ok(exists(p) && !exists("new/5.0.a.json") &&
-		           !exists("new/5.0.b.json"),
+		snprintf(p, sizeof(p), "out/%s/5.0.a.u10.json", claim);
+		ok(exists(p) && !exists("new/5.0.a.u10.json") &&
+		           !exists("new/5.0.b.u10.json") &&
+		           exists("new/5.0.c.u11.json"),
 		   "reports moved to out/");
 		ok(ga_spool_claim(root, g5, claim) == 0,
 		   "claim again: idempotent");
@@ -204,6 +250,7 @@ int main(void)
 	{
 		char wd[300], logp[400], big[400], *logs[2];
 		struct ga_artifact_set set;
+		struct ga_spool_slot slot;
 		uint64_t sum = 0;
 
 		snprintf(wd, sizeof(wd), "%.200s/work", root);
@@ -216,14 +263,25 @@ int main(void)
 		write_file(p, 1000, 'c');
 		logs[0] = logp;
 		logs[1] = "/nonexistent/x.log";
-		rc = ga_artifacts_collect(root, "9.batch.n1", getuid(),
-		                          getgid(), wd,
+		rc = open_slot("9", 50000, &slot);
+		ok(rc == 0 && !strcmp(slot.name, "9.batch.n1.u1001") &&
+		           slot.att_budget == 50000 &&
+		           exists("att/9.batch.n1.u1001"),
+		   "slot: name held by att/NAME, budget reserved");
+		rc = ga_artifacts_collect(&slot, getuid(), getgid(), wd,
 		                          (const char *const *)logs, 2,
-		                          "*.csv, *.pt, ../*", 50000);
+		                          "*.csv, *.pt, ../*", 5000);
 		ok(rc == 0, "collect: %d", rc);
-		ok(exists("att/9.batch.n1/MANIFEST"), "manifest written");
+		ok(exists("att/9.batch.n1.u1001/MANIFEST"), "manifest written");
+		ok(slot.att_used > 0 && slot.att_used <= 50000 + 4096,
+		   "bytes used recorded: %llu",
+		   (unsigned long long)slot.att_used);
+		ok(ga_spool_slot_commit(&slot) == 0 &&
+		           exists("new/9.batch.n1.u1001.json"),
+		   "report committed after its files");
+		ga_spool_slot_close(&slot);
 		ga_artifact_set_init(&set);
-		snprintf(p, sizeof(p), "%s/att/9.batch.n1", root);
+		snprintf(p, sizeof(p), "%s/att/9.batch.n1.u1001", root);
 		ok(ga_artifacts_load(p, 1 << 20, &set) == 0, "load");
 		ok(set.n_files == 2, "2 files attached (log.gz, csv): %zu",
 		   set.n_files);
@@ -249,10 +307,12 @@ int main(void)
 			   "model.pt listed with size and reason");
 		}
 		ga_artifact_set_finish(&set);
-		ok(ga_artifacts_collect(root, "../x", 0, 0, wd, NULL, 0, "",
-		                        1) == -EINVAL,
-		   "bad entry name refused");
+		memset(&slot, 0, sizeof(slot));
+		ok(ga_artifacts_collect(&slot, 0, 0, wd, NULL, 0, "", 100) ==
+		           -EINVAL,
+		   "collect without an open slot refused");
 	}
+	ga_config_finish(&cfg);
 	snprintf(p, sizeof(p), "rm -rf '%s'", root);
 	if (system(p) != 0)
 		return 1;
