@@ -125,14 +125,19 @@ int ga_rate_record(struct ga_rate *r, const char *user, int64_t now)
 
 int ga_rate_load_log(struct ga_rate *r, const char *path, int64_t now)
 {
-	char line[1024], user[64];
+	char line[1024], user[64], claim[256], mid[300];
 	long long t;
 	FILE *f = fopen(path, "re");
 
 	if (!f)
 		return errno == ENOENT ? 0 : -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lld %63s", &t, user) != 2)
+		if (sscanf(line, "%lld %63s %255s %299s", &t, user, claim,
+		           mid) != 4)
+			continue;
+		/* Log-only reports are recorded too (as sent, for dedup) but
+		 * were never delivered: they do not count. */
+		if (!strcmp(mid, "(log-only)"))
 			continue;
 		if (t > now - WINDOW && t <= now &&
 		    ga_rate_record(r, user, t)) {

@@ -69,13 +69,25 @@ int ga_spool_prepare(const char *dir)
 			return rc;
 		}
 		if (mkdir(path, 0750) < 0) {
-			if (errno == EEXIST)
-				continue;
-			ga_log(GA_LOG_ERROR,
-			       "gpualert: spool: cannot create "
-			       "%s: %s",
-			       path, strerror(errno));
-			return -errno;
+			int err = errno;
+			struct stat st;
+
+			if (err != EEXIST) {
+				ga_log(GA_LOG_ERROR,
+				       "gpualert: spool: cannot create %s: %s",
+				       path, strerror(err));
+				return -err;
+			}
+			/* Made by an older root writer: hand it over. */
+			if (set && lstat(path, &st) == 0 &&
+			    S_ISDIR(st.st_mode) &&
+			    (st.st_uid != owner || st.st_gid != group) &&
+			    lchown(path, owner, group) < 0)
+				ga_log(GA_LOG_WARN,
+				       "gpualert: spool: cannot give %s to uid "
+				       "%u: %s",
+				       path, (unsigned)owner, strerror(errno));
+			continue;
 		}
 		rc = give_path(path, set, owner, group);
 		if (rc) {
@@ -159,7 +171,7 @@ static int move_noreplace(const char *from, const char *to)
  * NOREPLACE: fail with -EEXIST rather than replace DEST_DIR/NAME. */
 static int durable_write(const char *tmp_dir, const char *dest_dir,
                          const char *name, const void *data, size_t len,
-                         bool noreplace)
+                         bool noreplace, const char *owner_dir)
 {
 	char tmp[4096], dest[4096];
 	uid_t owner = 0;
@@ -173,7 +185,7 @@ static int durable_write(const char *tmp_dir, const char *dest_dir,
 		                    name);
 	if (rc)
 		return rc;
-	set = spool_owner(dest_dir, &owner, &group);
+	set = spool_owner(owner_dir, &owner, &group);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -214,13 +226,14 @@ int ga_spool_write(const char *dir, const char *name, const void *data,
 	if (!rc)
 		rc = ga_path_printf(new_dir, sizeof(new_dir), "%s/new", dir);
 	if (!rc) {
-		rc = durable_write(tmp_dir, new_dir, name, data, len, true);
+		rc = durable_write(tmp_dir, new_dir, name, data, len, true,
+		                   dir);
 		if (rc == -ENOENT) {
 			/* First write into a fresh spool. */
 			rc = ga_spool_prepare(dir);
 			if (!rc)
 				rc = durable_write(tmp_dir, new_dir, name, data,
-				                   len, true);
+				                   len, true, dir);
 		}
 	}
 	if (rc && rc != -EEXIST)
@@ -238,7 +251,8 @@ int ga_spool_write_file(const char *dest_dir, const char *name,
 {
 	if (!ga_spool_name_ok(name))
 		return -EINVAL;
-	return durable_write(dest_dir, dest_dir, name, data, len, false);
+	return durable_write(dest_dir, dest_dir, name, data, len, false,
+	                     dest_dir);
 }
 
 /* Append S reduced to [A-Za-z0-9-] (and '_' when KEEP_US).  Returns false
@@ -324,8 +338,19 @@ static int open_counter(const char *dir, const char *file, struct acct *a)
 	if (rc)
 		return rc;
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0)
+	if (fd >= 0) {
+		struct stat st;
+
+		/* Made by an older root writer: hand it over. */
+		if (a->set && fstat(fd, &st) == 0 &&
+		    (st.st_uid != a->owner || st.st_gid != a->group) &&
+		    fchown(fd, a->owner, a->group) < 0) {
+			rc = -errno;
+			close(fd);
+			return rc;
+		}
 		return fd;
+	}
 	if (errno != ENOENT)
 		return -errno;
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
@@ -582,7 +607,12 @@ int ga_spool_slot_open(const struct ga_config *cfg, const struct ga_report *r,
 	if (cfg->spool_total_max && cfg->spool_user_share &&
 	    cfg->spool_user_share < 100)
 		user_max = cfg->spool_total_max / 100 * cfg->spool_user_share;
+	memcpy(s->base, base, sizeof(base));
 	s->owner_set = spool_owner(s->dir, &s->owner, &s->group);
+	/* Subdirectories an older root writer made stay root's otherwise,
+	 * and the sender could not move entries out of them. */
+	if (s->owner_set)
+		ga_spool_prepare(s->dir);
 	rc = reserve(s->dir, s->uid, s->json_len + att_budget,
 	             cfg->spool_total_max, user_max, &total_now, &user_now);
 	if (rc == -ENOSPC && att_budget) {
@@ -645,7 +675,7 @@ int ga_spool_slot_commit(struct ga_spool_slot *s)
 		 * our files to a name nobody has. */
 		ga_log(GA_LOG_WARN, "gpualert: spool: %s/new/%s exists", s->dir,
 		       json);
-		if (ga_path_printf(next, sizeof(next) - 5, "%s.%u", s->name,
+		if (ga_path_printf(next, sizeof(next) - 5, "%s.%u", s->base,
 		                   seq) ||
 		    ga_path_printf(from, sizeof(from), "%s/att/%s", s->dir,
 		                   s->name) ||
@@ -1081,6 +1111,64 @@ int ga_spool_bury(const char *dir, const char *claim, const char *reason)
 	if (!ga_path_printf(to, sizeof(to), "%s/dead", dir))
 		fsync_dir(to);
 	return 0;
+}
+
+int ga_spool_separate(const char *dir, const char *claim, const char *name,
+                      const char *reason)
+{
+	char dead[4096], from[4096], to[4096];
+	size_t base = strlen(name);
+	int rc;
+
+	if (!ga_spool_name_ok(name) || base < 6 ||
+	    strcmp(name + base - 5, ".json"))
+		return -EINVAL;
+	base -= 5;
+	rc = ga_path_printf(dead, sizeof(dead), "%s/dead/%.*s", dir, (int)base,
+	                    name);
+	if (rc)
+		return rc;
+	if (mkdir(dead, 0750) < 0 && errno != EEXIST)
+		return -errno;
+	rc = ga_path_printf(from, sizeof(from), "%s/out/%s/att/%.*s", dir,
+	                    claim, (int)base, name);
+	if (!rc)
+		rc = ga_path_printf(to, sizeof(to), "%s/att", dead);
+	if (rc)
+		return rc;
+	if (mkdir(to, 0750) < 0 && errno != EEXIST)
+		return -errno;
+	rc = ga_path_printf(to, sizeof(to), "%s/att/%.*s", dead, (int)base,
+	                    name);
+	if (rc)
+		return rc;
+	if (rename(from, to) < 0 && errno != ENOENT)
+		return -errno;
+	rc = ga_path_printf(from, sizeof(from), "%s/out/%s/%s", dir, claim,
+	                    name);
+	if (!rc)
+		rc = ga_path_printf(to, sizeof(to), "%s/%s", dead, name);
+	if (rc)
+		return rc;
+	if (rename(from, to) < 0)
+		return -errno;
+	{
+		char text[1024];
+		int n = snprintf(text, sizeof(text), "%s\n", reason);
+
+		if (n < 0 || (size_t)n >= sizeof(text))
+			n = (int)sizeof(text) - 1;
+		for (int i = 0; i < n - 1; i++)
+			if (text[i] == '\n' || text[i] == '\r')
+				text[i] = ' ';
+		text[n - 1] = '\n';
+		rc = ga_spool_write_file(dead, "reason", text, (size_t)n);
+	}
+	ga_log(GA_LOG_ERROR,
+	       "gpualert: send: %s: report %s taken out of the message, "
+	       "moved to %s: %s",
+	       claim, name, dead, reason);
+	return rc;
 }
 
 /* A sent.log field: printable ASCII without spaces, else '?'.  Values come

@@ -123,6 +123,7 @@ int ga_spool_report_name(const struct ga_report *r, char *out, size_t size);
 struct ga_spool_slot {
 	const char *dir;                  /* borrowed from the config */
 	char name[GA_SPOOL_NAME_MAX + 1]; /* without ".json" */
+	char base[GA_SPOOL_NAME_MAX + 1]; /* the name without ".<n>" */
 	uint32_t uid;                     /* the report's uid */
 	uint64_t att_budget; /* bytes reserved for att/NAME (0: none) */
 	uint64_t att_used;   /* bytes written there (ga_artifacts_collect) */
@@ -268,6 +269,13 @@ int ga_spool_list(const char *dir, const char *sub, char ***names, size_t *n);
 /* Move out/CLAIM to dead/CLAIM and write dead/CLAIM/reason (REASON, one
  * line).  Returns 0 or -errno. */
 int ga_spool_bury(const char *dir, const char *claim, const char *reason);
+
+/* Take report NAME (a file name "...json" in out/CLAIM) and its att/
+ * directory out of CLAIM into dead/NAME-without-.json/, with REASON
+ * (one line) in its "reason" file: a report that must not go out with the
+ * others (a uid that differs from the claim's).  Returns 0 or -errno. */
+int ga_spool_separate(const char *dir, const char *claim, const char *name,
+                      const char *reason);
 
 /* Record that MESSAGE_ID of CLAIM for USER was accepted at NOW (append
  * and fsync a line of sent.log), then remove out/CLAIM.  USER and
