@@ -613,10 +613,153 @@ def test_enospc():
     e.cleanup()
 
 
+def report_as(e, name, **fields):
+    rep = json.load(open(g("single.json")))
+    rep.update(fields)
+    p = os.path.join(e.root, name)
+    json.dump(rep, open(p, "w"))
+    return p
+
+
+def test_uids_never_merged():
+    e = Env()
+    smtp = Smtp(e.port, e.maildir).start()
+    try:
+        # Same job id, step and node, two users (what an array id taken
+        # from the environment used to forge): two names, two messages.
+        e.put(report_as(e, "a.json", job_id="8100", uid=1001, user="alice",
+                        recipients=["alice@example.org"]))
+        e.put(report_as(e, "v.json", job_id="8100", uid=1002, user="victor",
+                        recipients=["victor@example.org"]))
+        e.put(report_as(e, "a2.json", job_id="8100", uid=1001, user="alice",
+                        recipients=["alice@example.org"]))
+        ok(len(e.ls("new")) == 3 and
+           "8100.0.node07.u1001.2.json" in e.ls("new"),
+           "the same name again gets a suffix: nothing replaced", e.ls("new"))
+        r = e.send()
+        mails = e.mails()
+        ok(len(mails) == 2, "two users, two messages", r.stderr)
+        to = sorted(m["To"] for m in mails)
+        ok(to == ["alice@example.org", "victor@example.org"],
+           "each to its own user: %s" % to)
+        # A report planted into another uid's claim by name (its JSON says
+        # uid 1002): taken out of the message, never sent with it.
+        e.put(report_as(e, "b.json", job_id="8101", uid=1001, user="alice",
+                        recipients=["alice@example.org"]))
+        planted = report_as(e, "p.json", job_id="8101", uid=1002,
+                            user="victor", recipients=["victor@example.org"])
+        shutil.copy(planted, os.path.join(e.spool, "new",
+                                          "8101.0.node08.u1001.json"))
+        r = e.send()
+        mails = e.mails()
+        ok(len(mails) == 3 and "victor" not in mails[-1]["To"],
+           "the planted report is not mailed", r.stderr)
+        dead = os.path.join(e.spool, "dead", "8101.0.node08.u1001")
+        ok(os.path.exists(os.path.join(dead, "reason")) and
+           "differs" in open(os.path.join(dead, "reason")).read(),
+           "it waits in dead/ with the reason", r.stderr)
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
+def test_sent_log_not_forged():
+    e = Env()
+    smtp = Smtp(e.port, e.maildir).start()
+    try:
+        e.put(report_as(e, "f.json", job_id="8200", mode="log",
+                        user="mallory\n1700000000 victim 9.0000000000000000 <x@y>"))
+        e.send()
+        lines = e.sent_lines()
+        ok(len(lines) == 1 and "mallory?1700000000?victim" in lines[0],
+           "a newline in the user cannot forge a sent.log line", lines)
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
+def test_rate_counts_deliveries_only():
+    e = Env()
+    smtp = Smtp(e.port, e.maildir).start()
+    try:
+        e.settings["mail.rate_per_user_hour"] = "2"
+        for i in range(4):
+            e.put(report_as(e, "l%d.json" % i, job_id=str(8300 + i),
+                            mode="log"))
+        e.send()
+        ok(len(e.sent_lines()) == 4 and len(e.mails()) == 0,
+           "4 log-only reports recorded, nothing mailed")
+        e.put(report_as(e, "m.json", job_id="8310"))
+        r = e.send()   # a fresh sender: reads sent.log
+        ok(len(e.mails()) == 1 and e.ls("out") == [],
+           "log-only reports do not count toward the mail limit", r.stderr)
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
+def test_deferral_ends():
+    e = Env()
+    smtp = Smtp(e.port, e.maildir).start()
+    try:
+        e.settings["mail.rate_per_user_hour"] = "1"
+        e.settings["mail.max_age"] = "60"
+        for i in range(2):
+            e.put(report_as(e, "d%d.json" % i, job_id=str(8400 + i)))
+        r = e.send()
+        out = e.ls("out")
+        ok(len(e.mails()) == 1 and len(out) == 1 and "rate limit" in r.stderr,
+           "the second message is deferred", r.stderr)
+        # It has waited past max_age (first seen 2 minutes ago).
+        st = os.path.join(e.spool, "out", out[0], "state") if out else ""
+        if st:
+            text = open(st).read()
+            text = "\n".join("first_seen=%d" % (time.time() - 120)
+                             if l.startswith("first_seen=") else
+                             "next_try=0" if l.startswith("next_try=") else l
+                             for l in text.splitlines()) + "\n"
+            open(st, "w").write(text)
+        r = e.send()
+        ok(e.ls("out") == [] and len(e.ls("dead")) == 1 and
+           len(e.mails()) == 1,
+           "deferred past max_age: dead-lettered, not kept forever", r.stderr)
+        reason = glob.glob(os.path.join(e.spool, "dead", "*", "reason"))
+        ok(reason and "rate limit" in open(reason[0]).read(),
+           "the reason says so")
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
+def test_long_command_line():
+    e = Env()
+    smtp = Smtp(e.port, e.maildir).start()
+    try:
+        cmd = "python train.py " + " ".join(
+            "+model.layers.%d.dim=%d" % (i, 4096) for i in range(3000))
+        ok(len(cmd) > 65536, "a Hydra-style command line of %d bytes" % len(cmd))
+        r = e.put(report_as(e, "h.json", job_id="8500", command=cmd))
+        ok("rc=0" in r.stdout, "spooled", r.stdout + r.stderr)
+        r = e.send()
+        mails = e.mails()
+        ok(len(mails) == 1 and e.ls("dead") == [],
+           "delivered, not dead-lettered for its size", r.stderr)
+        if mails:
+            body = mails[0].get_body(("plain",)).get_content()
+            ok("+model.layers.0.dim=4096" in body and "cut by gpualert" in body,
+               "the command's start and the cut marker are in the mail")
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
 for t in (test_delivery_and_structure, test_merge_and_array, test_quiet_period,
           test_down_then_up, test_451_then_ok, test_550, test_hang,
           test_tls_required, test_starttls_verified, test_credentials_mode, test_killed_mid_delivery,
-          test_sigterm_service, test_rate_limit, test_webhook, test_enospc):
+          test_sigterm_service, test_rate_limit, test_webhook, test_enospc,
+          test_uids_never_merged, test_sent_log_not_forged,
+          test_rate_counts_deliveries_only, test_deferral_ends,
+          test_long_command_line):
     print("#", t.__name__, flush=True)
     try:
         t()
