@@ -537,9 +537,10 @@ static int hold_name(struct ga_spool_slot *s, const char *base)
 			rc = ga_path_printf(path, sizeof(path),
 			                    "%s/new/%s.json", s->dir, cand);
 		if (rc) {
-			ga_path_printf(path, sizeof(path), "%s/att/%s", s->dir,
-			               cand);
-			rmdir(path);
+			/* That same path was formatted above: it fits. */
+			if (!ga_path_printf(path, sizeof(path), "%s/att/%s",
+			                    s->dir, cand))
+				rmdir(path);
 			return rc;
 		}
 		if (lstat(path, &st) == 0) {
