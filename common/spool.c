@@ -952,6 +952,19 @@ int ga_spool_claim(const char *dir, const struct ga_spool_group *g,
 		rc = -errno;
 		goto out;
 	}
+	{
+		/* A sender run as root leaves claims the service user can
+		 * still take over. */
+		uid_t owner;
+		gid_t group;
+
+		if (spool_owner(dir, &owner, &group) &&
+		    (lchown(cdir, owner, group) < 0 ||
+		     lchown(att, owner, group) < 0)) {
+			rc = -errno;
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < g->n_names; i++) {
 		size_t base = strlen(g->names[i]) - 5; /* without ".json" */
 
