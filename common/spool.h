@@ -60,9 +60,10 @@
 
 #define GA_SPOOL_NAME_MAX 200
 
-/* Create the spool directories under DIR if missing (mode 0750; when the
- * caller is root, given to DIR's owner and group).  Returns 0 or -errno
- * (logged). */
+/* Create the spool directories under DIR if missing (mode 0750).  When
+ * the caller is root and DIR belongs to another user, the subdirectories
+ * (new or left by an older version) are given to DIR's owner and group.
+ * Returns 0 or -errno (logged). */
 int ga_spool_prepare(const char *dir);
 
 /* True when NAME is a plain spool file name: 1..GA_SPOOL_NAME_MAX bytes of
