@@ -3,13 +3,17 @@
  *
  *   spool-bench DIR WAITING WRITES
  *
- * DIR must not exist.  Times WRITES report writes (ga_spool_put_report:
- * reservation in the usage counters, name lock, durable write) into the
- * empty spool, fills new/ with WAITING entries of a real report's size
- * (as a relay outage would), reconciles the counters, and times WRITES
- * more.  In each state it also times the walk the writer used to make to
- * enforce total_max (ga_spool_usage), the baseline.  Prints one line per
- * state: "waiting=N write_median_ms=... write_p90_ms=... scan_ms=...". */
+ * DIR must not exist.  Makes two spools, DIR/empty and DIR/full, fills
+ * DIR/full/new with WAITING entries of a real report's size (as a relay
+ * outage would), reconciles its counters, then times WRITES report writes
+ * into each (ga_spool_put_report: reservation in the usage counters, name
+ * lock, durable write), alternating between the two so that the disk's
+ * load at any moment weighs on both alike.  In each spool it then times
+ * the walk the writer used to make to enforce total_max (ga_spool_usage),
+ * the baseline, and alternates plain durable writes of the same bytes
+ * (ga_spool_write: no accounting, no lock), the file system's own floor.
+ * Prints one line per spool: "waiting=N write_median_ms=...
+ * write_p90_ms=... raw_median_ms=... scan_ms=...". */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -67,33 +71,54 @@ static void make_report(struct ga_report *r, unsigned job)
 	r->root_task = 0;
 }
 
-static int measure(const struct ga_config *cfg, unsigned first, unsigned n,
-                   unsigned waiting)
+static int put_one(struct ga_config *cfg, const char *dir, unsigned job,
+                   double *ms)
 {
-	double *ms = calloc(n, sizeof(*ms)), t0, scan;
-	int rc = 0;
+	struct ga_report r;
+	double t0;
+	int rc;
 
-	if (!ms)
+	free(cfg->spool_dir);
+	cfg->spool_dir = strdup(dir);
+	if (!cfg->spool_dir)
 		return -ENOMEM;
-	for (unsigned i = 0; i < n && !rc; i++) {
-		struct ga_report r;
-
-		make_report(&r, first + i);
-		t0 = now_ms();
-		rc = ga_spool_put_report(cfg, &r);
-		ms[i] = now_ms() - t0;
-		ga_report_finish(&r);
-	}
+	make_report(&r, job);
 	t0 = now_ms();
-	(void)ga_spool_usage(cfg->spool_dir);
+	rc = ga_spool_put_report(cfg, &r);
+	*ms = now_ms() - t0;
+	ga_report_finish(&r);
+	return rc;
+}
+
+/* The file system's floor: the same bytes written durably into new/
+ * (temp file, fsync, rename, fsync of new/) with no accounting, no name
+ * lock, no rendering. */
+static int raw_one(const char *dir, unsigned job, const struct ga_buf *b,
+                   double *ms)
+{
+	char name[64];
+	double t0;
+	int rc;
+
+	snprintf(name, sizeof(name), "%u.raw.node07.u1.json", job);
+	t0 = now_ms();
+	rc = ga_spool_write(dir, name, b->data, b->len);
+	*ms = now_ms() - t0;
+	return rc;
+}
+
+static void print_state(const char *dir, unsigned waiting, double *ms,
+                        double *raw, unsigned n)
+{
+	double t0 = now_ms(), scan;
+
+	(void)ga_spool_usage(dir);
 	scan = now_ms() - t0;
 	qsort(ms, n, sizeof(*ms), cmp_double);
-	if (!rc)
-		printf("waiting=%u write_median_ms=%.3f write_p90_ms=%.3f "
-		       "scan_ms=%.1f\n",
-		       waiting, ms[n / 2], ms[n * 9 / 10], scan);
-	free(ms);
-	return rc;
+	qsort(raw, n, sizeof(*raw), cmp_double);
+	printf("waiting=%u write_median_ms=%.3f write_p90_ms=%.3f "
+	       "raw_median_ms=%.3f scan_ms=%.1f\n",
+	       waiting, ms[n / 2], ms[n * 9 / 10], raw[n / 2], scan);
 }
 
 int main(int argc, char **argv)
@@ -102,8 +127,9 @@ int main(int argc, char **argv)
 	struct ga_report r;
 	struct ga_buf b;
 	unsigned waiting, writes;
-	char path[4096];
-	int rc;
+	char path[4096], empty[4000], full[4000];
+	double *ms_empty, *ms_full, *raw_empty, *raw_full;
+	int rc = 0;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: spool-bench DIR WAITING WRITES\n");
@@ -117,11 +143,20 @@ int main(int argc, char **argv)
 	cfg.spool_dir = strdup(argv[1]);
 	cfg.spool_total_max = UINT64_C(1) << 40;
 	cfg.spool_user_share = 100;
-	if (mkdir(argv[1], 0750) < 0 || ga_spool_prepare(argv[1]) < 0) {
+	snprintf(empty, sizeof(empty), "%s/empty", argv[1]);
+	snprintf(full, sizeof(full), "%s/full", argv[1]);
+	if (mkdir(argv[1], 0750) < 0 || mkdir(empty, 0750) < 0 ||
+	    mkdir(full, 0750) < 0 || ga_spool_prepare(empty) < 0 ||
+	    ga_spool_prepare(full) < 0) {
 		perror(argv[1]);
 		return 1;
 	}
-	rc = measure(&cfg, 1000000, writes, 0);
+	ms_empty = calloc(writes, sizeof(double));
+	ms_full = calloc(writes, sizeof(double));
+	raw_empty = calloc(writes, sizeof(double));
+	raw_full = calloc(writes, sizeof(double));
+	if (!ms_empty || !ms_full || !raw_empty || !raw_full)
+		return 1;
 	/* The waiting entries: the same bytes as a real report, written
 	 * without fsync (only the directory's size matters here). */
 	make_report(&r, 1);
@@ -132,7 +167,7 @@ int main(int argc, char **argv)
 		int fd;
 
 		snprintf(path, sizeof(path), "%s/new/%u.batch.node07.u%u.json",
-		         argv[1], 2000000 + i, 1001 + i % 50);
+		         full, 2000000 + i, 1001 + i % 50);
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
 		if (fd < 0 || write(fd, b.data, b.len) != (ssize_t)b.len) {
 			perror(path);
@@ -141,11 +176,26 @@ int main(int argc, char **argv)
 		if (fd >= 0)
 			close(fd);
 	}
+	if (!rc)
+		rc = ga_spool_reconcile(full);
+	for (unsigned i = 0; !rc && i < writes; i++) {
+		rc = put_one(&cfg, empty, 3000000 + i, &ms_empty[i]);
+		if (!rc)
+			rc = put_one(&cfg, full, 3000000 + i, &ms_full[i]);
+		if (!rc)
+			rc = raw_one(empty, 4000000 + i, &b, &raw_empty[i]);
+		if (!rc)
+			rc = raw_one(full, 4000000 + i, &b, &raw_full[i]);
+	}
 	ga_buf_finish(&b);
-	if (!rc)
-		rc = ga_spool_reconcile(argv[1]);
-	if (!rc)
-		rc = measure(&cfg, 3000000, writes, waiting);
+	if (!rc) {
+		print_state(empty, 0, ms_empty, raw_empty, writes);
+		print_state(full, waiting, ms_full, raw_full, writes);
+	}
+	free(ms_empty);
+	free(ms_full);
+	free(raw_empty);
+	free(raw_full);
 	ga_config_finish(&cfg);
 	if (rc)
 		fprintf(stderr, "spool-bench: %s\n",
