@@ -753,13 +753,48 @@ def test_long_command_line():
         e.cleanup()
 
 
+def test_no_starvation():
+    e = Env()
+    smtp = Smtp(e.port, e.maildir).start()
+    try:
+        env = dict(os.environ, GPUALERT_SPOOL_TOTAL_MAX=str(1 << 20),
+                   GPUALERT_SPOOL_USER_SHARE="25")
+        def put_big(name, job, uid, user):
+            rep = json.load(open(g("single.json")))
+            rep.update(job_id=str(job), uid=uid, user=user,
+                       recipients=["%s@example.org" % user])
+            rep["tasks"][1]["tail"] = "x" * 200000
+            p = os.path.join(e.root, name)
+            json.dump(rep, open(p, "w"))
+            return subprocess.run([SPOOL_PUT, e.spool, p], capture_output=True,
+                                  text=True, env=env)
+        rcs = [put_big("m%d.json" % i, 8600 + i, 1001, "mallory").stdout
+               for i in range(8)]
+        ok(sum("rc=0" in r for r in rcs) == 1 and
+           sum("rc=-28" in r for r in rcs) == 7,
+           "eight large reports of one user: one fits its share of the "
+           "spool, the rest are refused", rcs)
+        r = put_big("v.json", 8700, 1002, "victor")
+        ok("rc=0" in r.stdout, "another user's report still fits",
+           r.stdout + r.stderr)
+        r = e.send()
+        ok(len(e.mails()) == 2, "both delivered", r.stderr)
+        r = put_big("m9.json", 8609, 1001, "mallory")
+        ok("rc=0" in r.stdout,
+           "once delivered, the share is free again (reconciled by send)",
+           r.stdout + r.stderr)
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
 for t in (test_delivery_and_structure, test_merge_and_array, test_quiet_period,
           test_down_then_up, test_451_then_ok, test_550, test_hang,
           test_tls_required, test_starttls_verified, test_credentials_mode, test_killed_mid_delivery,
           test_sigterm_service, test_rate_limit, test_webhook, test_enospc,
           test_uids_never_merged, test_sent_log_not_forged,
           test_rate_counts_deliveries_only, test_deferral_ends,
-          test_long_command_line):
+          test_long_command_line, test_no_starvation):
     print("#", t.__name__, flush=True)
     try:
         t()
