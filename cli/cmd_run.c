@@ -1,7 +1,9 @@
-/* gpualert run: wrap any command the way the plugin wraps a Slurm task:
- * durable log created before the command starts, output captured byte for
- * byte, classified, and one report spooled.  The exit status is the
- * command's (128+N when killed by signal N), whatever happens to gpualert. */
+/* gpualert run: wrap any command the way the plugin wraps a Slurm task,
+ * with the same code (common/task.h): the output file followed or the
+ * durable log created before the command starts, output passed on byte
+ * for byte, read back and classified, and one report spooled.  The exit
+ * status is the command's (128+N when killed by signal N), whatever
+ * happens to gpualert. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -16,7 +18,6 @@
 
 #include "artifacts.h"
 #include "capture.h"
-#include "classifier.h"
 #include "cli.h"
 #include "config.h"
 #include "diag.h"
@@ -26,6 +27,7 @@
 #include "option.h"
 #include "report.h"
 #include "spool.h"
+#include "task.h"
 
 static void usage(FILE *out)
 {
@@ -80,13 +82,16 @@ int cmd_run(int argc, char **argv)
 	struct ga_collector *coll = NULL;
 	struct ga_diag diag;
 	struct passwd *pw;
-	const char *user, *why = NULL, *name;
+	const char *user, *name;
 	struct sigaction sa, old_int, old_quit, old_term, old_hup;
 	time_t start;
 	bool job_from_env;
 	pid_t child;
 	int c, ws = 0, rc;
 
+	/* The command's stderr is the user's: only problems go there. */
+	if (!getenv("GPUALERT_DEBUG"))
+		ga_log_set_level(GA_LOG_WARN);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+m:l:r:c:h", longopts, NULL)) !=
 	       -1) {
@@ -159,6 +164,7 @@ int cmd_run(int argc, char **argv)
 	if (!getcwd(cwd, sizeof(cwd)))
 		snprintf(cwd, sizeof(cwd), "/");
 	name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	path[0] = '\0';
 	if (log_arg) {
 		if (log_arg[0] == '/')
 			snprintf(path, sizeof(path), "%s", log_arg);
@@ -166,66 +172,33 @@ int cmd_run(int argc, char **argv)
 		                          log_arg) >= sizeof(path))
 			snprintf(logerr, sizeof(logerr),
 			         "--log: path too long");
-	} else {
-		struct ga_log_ids ids = {job, "0", 0, user, name, host, cwd};
-
-		if (ga_logfile_expand(cfg.log_pattern, &ids, path, sizeof(path),
-		                      &why) < 0)
-			snprintf(logerr, sizeof(logerr), "log_pattern: %s",
-			         why);
 	}
 
-	coll = ga_collector_create(false, getuid());
+	coll = ga_collector_create(getuid());
 	child = fork();
 	if (child == 0) {
-		int log_fd = -1;
-		enum ga_capture_mode mode;
-		const char *cwhy;
+		struct ga_task_ids ids = {
+		        .job_id = job,
+		        .step_id = "0",
+		        .task_id = 0,
+		        .user = user,
+		        .job_name = name,
+		        .node = host,
+		        .work_dir = cwd,
+		        .argc = argc,
+		        .argv = argv,
+		        .start = start,
+		        /* A job id of our own making is unique. */
+		        .unique = !job_from_env,
+		};
 
-		if (!logerr[0]) {
-			log_fd = ga_logfile_open(path, cfg.log_file_mode);
-			if (log_fd < 0)
-				snprintf(logerr, sizeof(logerr),
-				         "cannot create %s: %s", path,
-				         strerror(-log_fd));
-		}
-		if (log_fd >= 0) {
-			struct ga_log_header h = {job,  "0",   0,
-			                          host, user,  argc,
-			                          argv, start, GA_VERSION};
-
-			rc = ga_logfile_write_header(log_fd, &h);
-			if (rc < 0)
-				snprintf(logerr, sizeof(logerr),
-				         "cannot write %s: %s", path,
-				         strerror(-rc));
-		}
 		if (logerr[0])
 			cli_error("run: %s", logerr);
-		{
-			struct ga_capture_opts o = {
-			        .task_id = 0,
-			        .log_fd = log_fd,
-			        /* A job id of our own making is unique. */
-			        .log_private = !log_arg && !job_from_env &&
-			                       ga_capture_pattern_has(
-			                               cfg.log_pattern, "j"),
-			        .sock_fd = ga_collector_task_fd(coll),
-			        .rules_dir = cfg.rules_dir,
-			        .classify = true,
-			        .tail_lines = cfg.tail_lines,
-			        .max_rss = cfg.helper_max_rss,
-			        .work_dir = cwd,
-			        .log_error = logerr[0] ? logerr : NULL,
-			};
-
-			if (coll)
-				ga_capture_start(&o, &mode, &cwhy);
-		}
-		if (log_fd >= 0)
-			close(log_fd);
+		else if (coll)
+			ga_task_begin(&cfg, &ids, ga_collector_task_fd(coll),
+			              path[0] ? path : NULL);
 		execvp(argv[0], argv);
-		/* Goes through the capture: it is the task's own last words. */
+		/* The task's own last words: they reach its record. */
 		fprintf(stderr, "gpualert: run: cannot execute %s: %s\n",
 		        argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
@@ -253,17 +226,20 @@ int cmd_run(int argc, char **argv)
 	forward_to = 0;
 
 	if (coll) {
-		struct ga_task_capture *tc = ga_collector_finish_task(
-		        coll, 0, (int)cfg.drain_timeout_ms, NULL);
-		struct ga_ruleset *rs = ga_rules_load(cfg.rules_dir, NULL,
-		                                      NULL);
-		struct ga_classifier *cls = rs ? ga_classifier_create(rs)
-		                               : NULL;
+		struct ga_task_end end = {
+		        .task_id = 0,
+		        .wstatus = ws,
+		        .start = (double)start,
+		        .node = host,
+		};
 		struct ga_report r;
-		struct ga_task_report *t;
-		struct ga_status st;
-		const char *perr;
+		struct timespec now;
 
+		ga_collector_close_task_end(coll);
+		(void)ga_collector_finish_task(coll, 0,
+		                               (int)cfg.drain_timeout_ms, NULL);
+		clock_gettime(CLOCK_REALTIME, &now);
+		end.end = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 		ga_report_init(&r);
 		ga_report_set(&r.origin, "run");
 		ga_report_set(&r.job_id, job);
@@ -290,38 +266,19 @@ int cmd_run(int argc, char **argv)
 		for (size_t i = 0; i < alert.n_recipients; i++)
 			ga_report_add_recipient(&r, alert.recipients[i]);
 		r.start_time = start;
-		r.end_time = time(NULL);
-		t = ga_report_add_task(&r);
-		ga_status_from_wait(&st, ws);
-		if (t) {
-			t->task_id = 0;
-			ga_report_set(&t->node, host);
-			if (!logerr[0])
-				ga_report_set(&t->log_path, path);
-			t->start_time = start;
-			t->end_time = r.end_time;
-			if (tc && tc->error)
-				ga_report_set(&t->capture_error, tc->error);
-			else if (!tc || !tc->have_state)
-				ga_report_set(
-				        &t->capture_error,
-				        "the capture helper did not report");
-			if (cls && tc && tc->have_state && tc->state_len)
-				ga_classifier_read_state(cls, tc->state,
-				                         tc->state_len, &perr);
-			if (cls)
-				ga_classifier_finish(cls, &st, &t->verdict);
-			else
-				t->verdict.status = st;
-		}
+		r.end_time = now.tv_sec;
+		ga_task_conclude(&cfg, coll, &end, 1, getuid(), getgid(), false,
+		                 &r);
 		ga_report_choose_root(&r);
 		{
 			/* Reserve first, then the files, then the report
 			 * (spool.h); failures are logged by the spool. */
-			bool files = r.root_task >= 0 && t && t->log_path &&
+			const char *log = r.n_tasks ? r.tasks[0].log_path
+			                            : NULL;
+			bool files = r.root_task >= 0 && log &&
 			             (alert.mode == GA_MODE_EMAIL ||
 			              alert.mode == GA_MODE_WEBHOOK);
-			const char *logs[1] = {t ? t->log_path : NULL};
+			const char *logs[1] = {log};
 			struct ga_spool_slot slot;
 
 			if (ga_spool_slot_open(&cfg, &r,
@@ -340,8 +297,6 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "gpualert: run: %s: class %s\n", job,
 			        ga_class_name(ga_report_class(&r)));
 		ga_report_finish(&r);
-		ga_classifier_destroy(cls);
-		ga_ruleset_destroy(rs);
 		ga_collector_destroy(coll);
 	}
 	ga_alert_finish(&alert);

@@ -5,13 +5,13 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/file.h>
+#include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -19,184 +19,42 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "classifier.h"
 #include "log.h"
-#include "rules.h"
 
 /* 256 KiB pipes: fewer wake-ups than the default 64 KiB, while 256 tasks
  * of one user stay under the default pipe-user-pages-soft (64 MiB), past
  * which Linux shrinks every new pipe of that user (pipe(7)). */
 #define PIPE_SIZE (256 * 1024)
 #define COPY_BUF (256 * 1024)
-/* Per-stream carry for the log in split mode (whole lines go to the log
- * and the classifier, so stdout and stderr lines never interleave mid-line). */
+/* Per-stream carry for the log in split mode (whole lines go to the log,
+ * so stdout and stderr lines never interleave mid-line). */
 #define LINE_CARRY (64 * 1024)
 /* A background writer that keeps the pipe full must not keep a draining
  * helper busy forever. */
 #define DRAIN_MAX (64u * 1024 * 1024)
-/* Merged mode classifies on a second thread, so that on a multi-core node
- * the task's output rate is bounded by the copy, not by the classifier.
- * The thread reads one of two sources:
- *
- *  - the durable log itself, read back with pread(2) from the page cache
- *    (the zero-copy path below): the copy loop only publishes how far the
- *    log has been written, so it never waits for the classifier and keeps
- *    no buffer of its own;
- *  - otherwise a ring the copy loop reads the pipe into (no extra copy).
- *    When the classifier is a whole ring behind, the copy loop does not
- *    wait: those bytes go unclassified (flagged).
- *
- * Either way the classifier is at most LAG_MAX behind, so what is left to
- * classify at the end (where failures show) is bounded in time; a reader
- * further behind skips ahead (flagged) rather than delay the report. */
-#define RING_SIZE (16u * 1024 * 1024)
-#define RING_MIN_READ (64u * 1024)
-#define LAG_MAX (32u * 1024 * 1024)
-#define READBACK (256u * 1024)
-
-struct ring {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	char *mem;     /* the ring, or the read-back buffer */
-	int fd;        /* read-back source (the log), or -1 */
-	uint64_t base; /* file offset of byte 0 of the stream */
-	uint64_t head; /* written by the copy loop */
-	uint64_t tail; /* consumed by the classifier thread */
-	bool done;
-	bool skipped; /* read-back: some bytes were not classified */
-	struct ga_classifier *cls;
-	pthread_t thread;
-};
-
-/* Read-back: classify [tail, head) of the log.  Called and returns with
- * the mutex held. */
-static void readback_step(struct ring *r)
-{
-	uint64_t off, len;
-	ssize_t n;
-
-	if (r->head - r->tail > LAG_MAX) {
-		r->tail = r->head - LAG_MAX;
-		r->skipped = true;
-	}
-	off = r->tail;
-	len = r->head - r->tail;
-	if (len > READBACK)
-		len = READBACK;
-	pthread_mutex_unlock(&r->mu);
-	do
-		n = pread(r->fd, r->mem, (size_t)len, (off_t)(r->base + off));
-	while (n < 0 && errno == EINTR);
-	if (n > 0)
-		ga_classifier_feed(r->cls, r->mem, (size_t)n);
-	pthread_mutex_lock(&r->mu);
-	if (n > 0) {
-		r->tail += (uint64_t)n;
-	} else {
-		/* The user truncated the log, or it became unreadable: what
-		 * was published cannot be read back. */
-		r->tail = r->head;
-		r->skipped = true;
-	}
-}
-
-static void *ring_main(void *arg)
-{
-	struct ring *r = arg;
-
-	pthread_mutex_lock(&r->mu);
-	for (;;) {
-		uint64_t off, len;
-
-		while (r->head == r->tail && !r->done)
-			pthread_cond_wait(&r->cv, &r->mu);
-		if (r->head == r->tail)
-			break;
-		if (r->fd >= 0) {
-			readback_step(r);
-			continue;
-		}
-		off = r->tail % RING_SIZE;
-		len = r->head - r->tail;
-		if (len > RING_SIZE - off)
-			len = RING_SIZE - off;
-		pthread_mutex_unlock(&r->mu);
-		ga_classifier_feed(r->cls, r->mem + off, (size_t)len);
-		pthread_mutex_lock(&r->mu);
-		r->tail += len;
-	}
-	pthread_mutex_unlock(&r->mu);
-	return NULL;
-}
-
-/* FD < 0: a ring the copy loop fills; else classify FD from BASE on. */
-static struct ring *ring_start(struct ga_classifier *cls, int fd, uint64_t base)
-{
-	struct ring *r = calloc(1, sizeof(*r));
-	pthread_attr_t attr;
-	int rc;
-
-	if (!r)
-		return NULL;
-	r->mem = malloc(fd >= 0 ? READBACK : RING_SIZE);
-	r->cls = cls;
-	r->fd = fd;
-	r->base = base;
-	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->cv, NULL);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 1024 * 1024);
-	/* The classifier thread must not take the drain signal: it inherits
-	 * the helper's mask, which blocks SIGUSR1 outside ppoll. */
-	rc = r->mem ? pthread_create(&r->thread, &attr, ring_main, r) : -1;
-	pthread_attr_destroy(&attr);
-	if (rc != 0) {
-		free(r->mem);
-		free(r);
-		return NULL;
-	}
-	return r;
-}
-
-static void ring_publish(struct ring *r, uint64_t n)
-{
-	pthread_mutex_lock(&r->mu);
-	r->head += n;
-	pthread_cond_signal(&r->cv);
-	pthread_mutex_unlock(&r->mu);
-}
-
-/* Wait until the thread has seen everything published, then free R.
- * Returns whether bytes were skipped on read-back. */
-static bool ring_stop(struct ring *r)
-{
-	bool skipped;
-
-	pthread_mutex_lock(&r->mu);
-	r->done = true;
-	pthread_cond_signal(&r->cv);
-	pthread_mutex_unlock(&r->mu);
-	pthread_join(r->thread, NULL);
-	skipped = r->skipped;
-	free(r->mem);
-	free(r);
-	return skipped;
-}
+/* The log is trimmed in steps of this much past log_max, so that a fast
+ * writer costs one fallocate(2) per step, not one per write. */
+#define TRIM_STEP (4u * 1024 * 1024)
+#define BLOCK 4096u
 
 bool ga_capture_pattern_has(const char *pattern, const char *convs)
 {
-	for (; convs && *convs; convs++) {
+	if (!pattern)
+		return false;
+	for (const char *c = convs; *c; c++) {
 		bool found = false;
 
-		for (const char *p = pattern; p && *p && !found; p++)
-			if (*p == '%' && p[1]) {
-				found = p[1] == *convs;
-				p++; /* "%%" is a literal '%' */
-			}
+		for (const char *p = pattern; *p; p++) {
+			if (*p != '%' || !p[1])
+				continue;
+			if (p[1] == *c)
+				found = true;
+			p++; /* skip the conversion, "%%" included */
+		}
 		if (!found)
 			return false;
 	}
-	return pattern != NULL;
+	return true;
 }
 
 const char *ga_capture_mode_name(enum ga_capture_mode m)
@@ -206,6 +64,10 @@ const char *ga_capture_mode_name(enum ga_capture_mode m)
 		return "merged";
 	case GA_CAPTURE_SPLIT:
 		return "split";
+	case GA_CAPTURE_STDERR:
+		return "stderr";
+	case GA_CAPTURE_STDOUT:
+		return "stdout";
 	case GA_CAPTURE_NONE:
 		break;
 	}
@@ -213,41 +75,58 @@ const char *ga_capture_mode_name(enum ga_capture_mode m)
 }
 
 /* ---- messages ------------------------------------------------------------
- * "GA1 P <task> <mode> <has_helper>\n<work_dir>\n<error>"   start
- * "GA1 S <task> <bytes> <flags> <maxrss_kib>\n<classifier state JSON>"  final state
+ * From the task, before exec (SCM_RIGHTS: one read-only fd per "R" line):
+ *   "GA2 P <task> <mode> <helper> <kind1> <kind2>\n"
+ *   "R <L|F> <start> <path>\n" ...  "W <work_dir>\n"  "E <error>\n"
+ * From the helper, at its start (SCM_RIGHTS: a pidfd of itself):
+ *   "GA2 H <task>\n"
+ * From the helper, at its end:
+ *   "GA2 S <task> <bytes> <flags> <maxrss_kib> <log_cut> <cpu_ms>\n"
  */
 
-static int send_msg(int sock, const struct ga_buf *b)
+static int send_msg(int sock, const struct ga_buf *b, const int *fds,
+                    size_t n_fds)
 {
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int) * GA_CAPTURE_STREAMS * 2)];
+	} ctl;
+	struct iovec iov = {b->data, b->len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 	ssize_t n;
 
 	if (sock < 0)
 		return -EBADF;
 	if (b->failed)
 		return -ENOMEM;
-	if (b->len > GA_MSG_MAX)
+	if (b->len > GA_MSG_MAX || n_fds > GA_CAPTURE_STREAMS * 2)
 		return -EMSGSIZE;
+	if (n_fds) {
+		struct cmsghdr *cm;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.b;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n_fds);
+	}
 	do
-		n = send(sock, b->data, b->len, MSG_NOSIGNAL);
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	return n < 0 ? -errno : 0;
 }
 
-static void send_start(int sock, uint32_t task, enum ga_capture_mode mode,
-                       bool has_helper, const char *work_dir, const char *error)
+/* Append S as one line's rest: control characters become '?'. */
+static void put_line(struct ga_buf *b, const char *s, size_t max)
 {
-	struct ga_buf b;
-
-	if (sock < 0)
-		return;
-	ga_buf_init(&b);
-	ga_buf_printf(&b, "GA1 P %" PRIu32 " %d %d\n", task, (int)mode,
-	              has_helper ? 1 : 0);
-	ga_buf_puts(&b, work_dir ? work_dir : "");
-	ga_buf_putc(&b, '\n');
-	ga_buf_puts(&b, error ? error : "");
-	(void)send_msg(sock, &b);
-	ga_buf_finish(&b);
+	for (size_t i = 0; s && s[i] && i < max; i++)
+		ga_buf_putc(b, ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+		                       ? '?'
+		                       : s[i]);
+	ga_buf_putc(b, '\n');
 }
 
 /* ---- helper -------------------------------------------------------------- */
@@ -273,20 +152,54 @@ struct stream {
 struct helper {
 	struct stream s[2];
 	int n;
-	int log_fd;
+	int log_fd; /* O_APPEND */
+	int log_rw; /* the log reopened read-write, no O_APPEND */
 	bool log_dead;
-	struct ga_classifier *cls;
-	struct ring *ring; /* merged mode: classify on a thread */
 	bool zc;           /* merged mode: the zero-copy path */
 	int side[2];       /* zc: tee(2) target, drained into the log */
-	int log_rw;        /* zc: the log reopened read-write, no O_APPEND */
 	uint64_t log_off;  /* zc: where the next byte of the log goes */
-	uint64_t log_base; /* zc: log offset of the stream's first byte */
-	size_t late_len;   /* the newest unclassified read, still in buf */
+	uint64_t log_base; /* log offset of the output's first byte */
+	uint64_t log_end;  /* where the log ends now */
+	uint64_t log_max;  /* 0: unbounded */
+	uint64_t punched;  /* the hole reaches up to here (0: none yet) */
+	uint64_t log_cut;  /* bytes dropped from the log */
 	uint64_t bytes;
 	unsigned flags;
 	char *buf;
 };
+
+/* Keep the log within log_max: the first quarter of the output (where
+ * set-up errors show) and the newest rest (where failures show).  The
+ * middle is punched out (fallocate(2) PUNCH_HOLE: the file keeps its size
+ * and offsets, so the zero-copy writer and an O_APPEND writer go on
+ * unaffected, and the reader skips the hole with SEEK_DATA).  Where the
+ * file system cannot punch holes (NFSv3), the log keeps its head and
+ * stops growing: bounded either way, and the report says which. */
+static void log_trim(struct helper *h)
+{
+	uint64_t head, from, to;
+
+	if (!h->log_max || h->log_dead ||
+	    h->log_end - h->log_base <= h->log_max + TRIM_STEP)
+		return;
+	head = h->log_max / 4;
+	from = (h->log_base + head + BLOCK - 1) / BLOCK * BLOCK;
+	if (h->punched > from)
+		from = h->punched;
+	to = (h->log_end - (h->log_max - head)) / BLOCK * BLOCK;
+	if (to <= from)
+		return;
+	if (h->log_rw >= 0 &&
+	    fallocate(h->log_rw, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+	              (off_t)from, (off_t)(to - from)) == 0) {
+		h->log_cut += to - from;
+		h->punched = to;
+		h->flags |= GA_CAPTURE_F_LOG_CUT;
+		return;
+	}
+	h->log_dead = true;
+	h->flags |= GA_CAPTURE_F_LOG_STOP;
+}
 
 static int write_all(int fd, const char *p, size_t len)
 {
@@ -312,13 +225,15 @@ static int write_all(int fd, const char *p, size_t len)
 
 static void to_log(struct helper *h, const char *p, size_t len)
 {
-	if (h->log_fd >= 0 && !h->log_dead &&
-	    write_all(h->log_fd, p, len) < 0) {
+	if (h->log_fd < 0 || h->log_dead)
+		return;
+	if (write_all(h->log_fd, p, len) < 0) {
 		h->log_dead = true; /* e.g. ENOSPC: the task's output goes on */
 		h->flags |= GA_CAPTURE_F_LOG_LOST;
+		return;
 	}
-	if (h->cls && !h->ring)
-		ga_classifier_feed(h->cls, p, len);
+	h->log_end += len;
+	log_trim(h);
 }
 
 static void consume(struct helper *h, struct stream *s, const char *p,
@@ -368,28 +283,7 @@ static size_t pump_stream(struct helper *h, struct stream *s, size_t limit)
 	size_t total = 0;
 
 	while (!s->eof && total < limit) {
-		char *dst = h->buf;
-		size_t cap = COPY_BUF;
-		bool in_ring = false;
-		ssize_t n;
-
-		if (h->ring) {
-			uint64_t used, off = h->ring->head % RING_SIZE, avail;
-
-			pthread_mutex_lock(&h->ring->mu);
-			used = h->ring->head - h->ring->tail;
-			pthread_mutex_unlock(&h->ring->mu);
-			avail = RING_SIZE - used;
-			if (avail > RING_SIZE - off)
-				avail = RING_SIZE - off;
-			if (avail >= RING_MIN_READ) {
-				dst = h->ring->mem + off;
-				cap = avail < COPY_BUF ? (size_t)avail
-				                       : COPY_BUF;
-				in_ring = true;
-			}
-		}
-		n = read(s->in, dst, cap);
+		ssize_t n = read(s->in, h->buf, COPY_BUF);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -403,15 +297,8 @@ static size_t pump_stream(struct helper *h, struct stream *s, size_t limit)
 			}
 			break;
 		}
-		consume(h, s, dst, (size_t)n);
+		consume(h, s, h->buf, (size_t)n);
 		total += (size_t)n;
-		if (in_ring) {
-			ring_publish(h->ring, (uint64_t)n);
-			h->late_len = 0;
-		} else if (h->ring) {
-			h->flags |= GA_CAPTURE_F_CLS_SKIPPED;
-			h->late_len = (size_t)n;
-		}
 	}
 	return total;
 }
@@ -420,20 +307,19 @@ static size_t pump_stream(struct helper *h, struct stream *s, size_t limit)
  * The task's stdout/stderr is a pipe, so the bytes need not pass through
  * user memory: tee(2) duplicates the task pipe's buffers into a side pipe
  * (page references, no copy), splice(2) moves the originals to where the
- * task's output went (a pipe for srun: no copy; a file for batch: one
- * copy, into its page cache) and the duplicates to the durable log (one
- * copy).  The classifier thread reads the log back from the page cache.
+ * task's output went (a pipe for srun: no copy) and the duplicates to the
+ * durable log (one copy).
  *
  * The log is opened O_APPEND, and splice(2) refuses to write to an
- * O_APPEND file (EINVAL; still so on Linux 6.x), so the helper reopens it
- * read-write without O_APPEND and writes at its own offsets.  That is
- * only safe when no other process appends to the same file meanwhile:
- * the caller says so (ga_capture_opts.log_private), and an exclusive
- * flock(2) keeps two helpers of this code off one file.  Anything the
- * path cannot do falls back to the read/write loop above, which keeps
- * every guarantee: output first, the log never holding up the output. */
-
-/* The task pipe and the side pipe must be empty at the top of the loop,
+ * O_APPEND file (EINVAL; still so on Linux 6.x), so the helper writes
+ * through its read-write descriptor at its own offsets.  That is only
+ * safe when no other process appends to the same file meanwhile: the
+ * caller says so (ga_capture_opts.log_private), and an exclusive flock(2)
+ * keeps two helpers of this code off one file.  Anything the path cannot
+ * do falls back to the read/write loop above, which keeps every
+ * guarantee: output first, the log never holding up the output.
+ *
+ * The task pipe and the side pipe must be empty at the top of the loop,
  * and each step moves exactly the N bytes tee(2) duplicated, so both pipes
  * always hold the same bytes in the same order. */
 
@@ -493,7 +379,7 @@ static void zc_out(struct helper *h, struct stream *s, size_t n)
  * the log failed (the rest of the N bytes are discarded). */
 static bool zc_log(struct helper *h, size_t n)
 {
-	bool logged = true;
+	bool logged = !h->log_dead;
 
 	while (n) {
 		ssize_t k;
@@ -505,8 +391,7 @@ static bool zc_log(struct helper *h, size_t n)
 			           SPLICE_F_MOVE);
 			if (k > 0) {
 				h->log_off += (uint64_t)k;
-				if (h->ring)
-					ring_publish(h->ring, (uint64_t)k);
+				h->log_end = h->log_off;
 				n -= (size_t)k;
 				continue;
 			}
@@ -522,31 +407,23 @@ static bool zc_log(struct helper *h, size_t n)
 			break;
 		n -= (size_t)k;
 	}
-	return logged;
+	if (logged)
+		log_trim(h);
+	return logged || h->log_dead;
 }
 
 /* Leave the zero-copy path for the read/write loop (the log stays where
  * it is: O_APPEND writes land at its end).  LOG_FAILED: the log is lost. */
 static void zc_leave(struct helper *h, bool log_failed)
 {
-	if (h->ring) {
-		if (ring_stop(h->ring))
-			h->flags |= GA_CAPTURE_F_CLS_SKIPPED;
-		h->ring = NULL;
-	}
 	if (log_failed) {
 		h->log_dead = true;
 		h->flags |= GA_CAPTURE_F_LOG_LOST;
-		/* Bytes discarded from the side pipe were not classified. */
-		h->flags |= GA_CAPTURE_F_CLS_SKIPPED;
 	}
 	close(h->side[0]);
 	close(h->side[1]);
-	close(h->log_rw);
-	h->side[0] = h->side[1] = h->log_rw = -1;
+	h->side[0] = h->side[1] = -1;
 	h->zc = false;
-	if (h->cls)
-		h->ring = ring_start(h->cls, -1, 0); /* NULL: classify inline */
 }
 
 /* Like pump_stream, on the zero-copy path while it lasts. */
@@ -583,32 +460,45 @@ static size_t zc_pump(struct helper *h, struct stream *s, size_t limit)
 	return total;
 }
 
+/* The log's read-write descriptor (same inode, no O_APPEND): for splice
+ * and for punching holes. */
+static void open_log_rw(struct helper *h)
+{
+	char proc[64];
+	struct stat a, b;
+
+	h->log_rw = -1;
+	if (h->log_fd < 0 || fstat(h->log_fd, &a) < 0)
+		return;
+	h->log_base = h->log_end = (uint64_t)a.st_size;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", h->log_fd);
+	h->log_rw = open(proc, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (h->log_rw >= 0 &&
+	    (fstat(h->log_rw, &b) < 0 || a.st_dev != b.st_dev ||
+	     a.st_ino != b.st_ino || !S_ISREG(b.st_mode))) {
+		close(h->log_rw);
+		h->log_rw = -1;
+	}
+}
+
 /* Set up the zero-copy path for merged mode; false leaves the helper on
  * the read/write loop with nothing changed. */
 static bool zc_enter(struct helper *h, bool log_private)
 {
-	char proc[64];
-	struct stat a, b;
 	int sz, fl;
 
-	h->side[0] = h->side[1] = h->log_rw = -1;
-	if (!log_private || h->log_fd < 0 || h->n != 1)
+	h->side[0] = h->side[1] = -1;
+	if (!log_private || h->log_rw < 0 || h->n != 1)
 		return false;
 	/* flock(2): not advisory for a second helper of this code on the
 	 * same file (a requeued job's log), which then stays on O_APPEND. */
 	if (flock(h->log_fd, LOCK_EX | LOCK_NB) < 0)
 		return false;
-	/* Same inode, read-write (the read-back), no O_APPEND (splice). */
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", h->log_fd);
-	h->log_rw = open(proc, O_RDWR | O_CLOEXEC | O_NOCTTY);
-	if (h->log_rw < 0 || fstat(h->log_fd, &a) < 0 ||
-	    fstat(h->log_rw, &b) < 0 || a.st_dev != b.st_dev ||
-	    a.st_ino != b.st_ino || !S_ISREG(b.st_mode))
-		goto no;
-	h->log_off = h->log_base = (uint64_t)b.st_size;
+	h->log_off = h->log_end;
 	if (pipe2(h->side, O_CLOEXEC) < 0) {
 		h->side[0] = h->side[1] = -1;
-		goto no;
+		(void)flock(h->log_fd, LOCK_UN);
+		return false;
 	}
 	/* tee(2) duplicates whole pipe buffers (one slot per write of the
 	 * task), so the side pipe gets as many slots as the task pipe. */
@@ -618,21 +508,8 @@ static bool zc_enter(struct helper *h, bool log_private)
 	fl = fcntl(h->s[0].out, F_GETFL);
 	/* splice(2) to an O_APPEND file fails with EINVAL: copy to it. */
 	h->s[0].out_splice = fl >= 0 && !(fl & O_APPEND);
-	if (h->cls) {
-		h->ring = ring_start(h->cls, h->log_rw, h->log_base);
-		if (!h->ring)
-			goto no;
-	}
 	h->zc = true;
 	return true;
-no:
-	for (int *fd = (int[]){h->log_rw, h->side[0], h->side[1], -2};
-	     *fd != -2; fd++)
-		if (*fd >= 0)
-			close(*fd);
-	h->side[0] = h->side[1] = h->log_rw = -1;
-	(void)flock(h->log_fd, LOCK_UN);
-	return false;
 }
 
 static void limit_memory(uint64_t budget)
@@ -689,21 +566,35 @@ static void keep_fds(int *fds[], int n)
 	close_range(3 + (unsigned)n, ~0U, 0);
 }
 
+static void send_hello(int sock, uint32_t task)
+{
+	struct ga_buf b;
+	int pidfd = pidfd_open(getpid(), 0);
+
+	ga_buf_init(&b);
+	ga_buf_printf(&b, "GA2 H %" PRIu32 "\n", task);
+	/* Without pidfds (Linux < 5.3) the collector gets no way to signal
+	 * the helper and waits for its EOF instead. */
+	(void)send_msg(sock, &b, &pidfd, pidfd >= 0 ? 1 : 0);
+	if (pidfd >= 0)
+		close(pidfd);
+	ga_buf_finish(&b);
+}
+
 static void __attribute__((noreturn))
 helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
-            int out2, int log_fd, int sock, enum ga_capture_mode mode)
+            int out2, int log_fd, int sock, int n_streams)
 {
 	struct helper h;
 	struct sigaction sa;
 	sigset_t block, waitmask;
-	struct ga_ruleset *rs = NULL;
 	struct ga_buf msg;
-	uint64_t maxrss = 0;
-	char *carry[2] = {NULL, NULL};
+	uint64_t maxrss = 0, cpu_ms = 0;
 	int *fds[] = {&in1, &in2, &out1, &out2, &log_fd, &sock};
 
 	/* Own session: the program's kill(0, ...) or a terminal's ^C cannot
-	 * reach the copy loop; Slurm's final SIGKILL of the cgroup still does. */
+	 * reach the copy loop; Slurm's final SIGKILL of the cgroup still
+	 * does, and the record (the log) outlives it. */
 	(void)setsid();
 	ga_log_set_sink(quiet_sink, NULL);
 	keep_fds(fds, (int)(sizeof(fds) / sizeof(fds[0])));
@@ -719,33 +610,23 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	sigprocmask(SIG_BLOCK, &block, &waitmask);
 	sigdelset(&waitmask, SIGUSR1);
 	limit_memory(o->max_rss);
-
-	/* Start message first, from the helper itself, so the collector gets
-	 * the helper's pid from the kernel. */
-	send_start(sock, o->task_id, mode, true, o->work_dir, o->log_error);
+	send_hello(sock, o->task_id);
 
 	memset(&h, 0, sizeof(h));
 	h.log_fd = log_fd;
-	h.n = mode == GA_CAPTURE_SPLIT ? 2 : 1;
+	h.log_max = o->log_max;
+	h.n = n_streams;
 	h.s[0] = (struct stream){.in = in1, .out = out1};
 	h.s[1] = (struct stream){.in = in2, .out = out2, .eof = h.n < 2};
 	h.buf = malloc(COPY_BUF);
 	if (h.n == 2) {
-		carry[0] = h.s[0].carry = malloc(LINE_CARRY);
-		carry[1] = h.s[1].carry = malloc(LINE_CARRY);
+		h.s[0].carry = malloc(LINE_CARRY);
+		h.s[1].carry = malloc(LINE_CARRY);
 	}
 	if (!h.buf)
 		_exit(1); /* cannot happen short of a broken budget */
-	if (o->classify) {
-		rs = ga_rules_load(o->rules_dir, NULL, NULL);
-		h.cls = rs ? ga_classifier_create(rs) : NULL;
-		if (h.cls && o->tail_lines)
-			ga_classifier_set_tail(h.cls, o->tail_lines, 16 * 1024);
-		if (!h.cls)
-			h.flags |= GA_CAPTURE_F_NO_RULES;
-	}
-	if (!zc_enter(&h, o->log_private) && h.cls && h.n == 1)
-		h.ring = ring_start(h.cls, -1, 0); /* NULL: classify inline */
+	open_log_rw(&h);
+	(void)zc_enter(&h, o->log_private);
 
 	for (;;) {
 		struct pollfd pfd[2];
@@ -788,44 +669,30 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 			zc_pump(&h, &h.s[i], SIZE_MAX);
 	}
 
-	if (h.ring) {
-		/* The classifier has seen the ring, or the log up to LAG_MAX
-		 * from its end. */
-		if (ring_stop(h.ring))
-			h.flags |= GA_CAPTURE_F_CLS_SKIPPED;
-		/* If the very last read had to skip the classifier, classify
-		 * it now: the end of the output is where failures show. */
-		if (h.late_len)
-			ga_classifier_feed(h.cls, h.buf, h.late_len);
-	}
 	ga_buf_init(&msg);
 	{
 		struct rusage ru;
 
-		if (getrusage(RUSAGE_SELF, &ru) == 0)
+		if (getrusage(RUSAGE_SELF, &ru) == 0) {
 			maxrss = (uint64_t)ru.ru_maxrss;
-	}
-	ga_buf_printf(&msg, "GA1 S %" PRIu32 " %" PRIu64 " %u %" PRIu64 "\n",
-	              o->task_id, h.bytes, h.flags, maxrss);
-	if (h.cls) {
-		ga_classifier_write_state(h.cls, &msg);
-		if (msg.len > GA_MSG_MAX || msg.failed) {
-			ga_buf_reset(&msg);
-			ga_buf_printf(&msg,
-			              "GA1 S %" PRIu32 " %" PRIu64
-			              " %u %" PRIu64 "\n",
-			              o->task_id, h.bytes,
-			              h.flags | GA_CAPTURE_F_STATE_BIG, maxrss);
+			cpu_ms = (uint64_t)(ru.ru_utime.tv_sec +
+			                    ru.ru_stime.tv_sec) *
+			                 1000 +
+			         (uint64_t)(ru.ru_utime.tv_usec +
+			                    ru.ru_stime.tv_usec) /
+			                 1000;
 		}
 	}
+	ga_buf_printf(&msg,
+	              "GA2 S %" PRIu32 " %" PRIu64 " %u %" PRIu64 " %" PRIu64
+	              " %" PRIu64 "\n",
+	              o->task_id, h.bytes, h.flags, maxrss, h.log_cut, cpu_ms);
 	if (sock >= 0) {
 		struct timeval tv = {.tv_sec = 10};
 
 		setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		(void)send_msg(sock, &msg);
+		(void)send_msg(sock, &msg, NULL, 0);
 	}
-	/* _exit releases the rest. */
-	(void)carry;
 	_exit(0);
 }
 
@@ -840,6 +707,30 @@ static bool same_file(int a, int b)
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+static enum ga_fd_kind fd_kind(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return GA_FD_OTHER;
+	if (S_ISREG(st.st_mode))
+		return GA_FD_FILE;
+	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+		return GA_FD_PIPE;
+	return GA_FD_OTHER; /* a terminal (srun -u, --pty), /dev/null... */
+}
+
+void ga_capture_probe(enum ga_fd_kind kind[GA_CAPTURE_STREAMS])
+{
+	kind[0] = fd_kind(STDOUT_FILENO);
+	kind[1] = fd_kind(STDERR_FILENO);
+}
+
+bool ga_capture_needs_log(const enum ga_fd_kind kind[GA_CAPTURE_STREAMS])
+{
+	return kind[0] == GA_FD_PIPE || kind[1] == GA_FD_PIPE;
+}
+
 static int make_pipe(int p[2])
 {
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -851,34 +742,115 @@ static int make_pipe(int p[2])
 	return 0;
 }
 
-int ga_capture_start(const struct ga_capture_opts *o,
-                     enum ga_capture_mode *mode_out, const char **why)
+/* A read-only descriptor of the file behind FD, opened anew through
+ * /proc/self/fd as the calling user: the kernel checks that the user may
+ * read it, and the task's own descriptor (its offset, its flags) is not
+ * shared.  O_NONBLOCK: never hang on what fstat said was a file. */
+static int reopen_ro(int fd)
+{
+	char proc[64];
+	struct stat a, b;
+	int r;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	r = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (r < 0)
+		return -1;
+	if (fstat(fd, &a) < 0 || fstat(r, &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino || !S_ISREG(b.st_mode)) {
+		close(r);
+		return -1;
+	}
+	return r;
+}
+
+/* Where the task's next byte to FD will land. */
+static uint64_t output_offset(int fd)
+{
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+	off_t off;
+
+	if (fstat(fd, &st) < 0)
+		return 0;
+	if (fl >= 0 && (fl & O_APPEND))
+		return (uint64_t)st.st_size;
+	off = lseek(fd, 0, SEEK_CUR);
+	return off < 0 ? 0 : (uint64_t)off;
+}
+
+struct announce {
+	struct ga_buf b;
+	int fds[GA_CAPTURE_STREAMS + 1];
+	size_t n;
+};
+
+static void add_record(struct announce *a, int fd, bool is_log, uint64_t start,
+                       int shown_fd)
+{
+	char proc[64], path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", shown_fd);
+	n = readlink(proc, path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = '\0';
+	ga_buf_printf(&a->b, "R %c %" PRIu64 " ", is_log ? 'L' : 'F', start);
+	put_line(&a->b, path, PATH_MAX);
+	a->fds[a->n++] = fd;
+}
+
+static void announce(const struct ga_capture_opts *o, struct announce *a,
+                     enum ga_capture_mode mode, bool helper,
+                     const enum ga_fd_kind kind[2], const char *error)
+{
+	struct ga_buf head;
+
+	ga_buf_init(&head);
+	ga_buf_printf(&head, "GA2 P %" PRIu32 " %d %d %d %d\n", o->task_id,
+	              (int)mode, helper ? 1 : 0, (int)kind[0], (int)kind[1]);
+	ga_buf_append(&head, a->b.data ? a->b.data : "", a->b.len);
+	ga_buf_puts(&head, "W ");
+	put_line(&head, o->work_dir, PATH_MAX);
+	if (error) {
+		ga_buf_puts(&head, "E ");
+		put_line(&head, error, 512);
+	}
+	(void)send_msg(o->sock_fd, &head, a->fds, a->n);
+	ga_buf_finish(&head);
+	for (size_t i = 0; i < a->n; i++)
+		close(a->fds[i]);
+	ga_buf_finish(&a->b);
+}
+
+/* Interpose pipes for the streams that are pipes.  Returns the mode, or
+ * GA_CAPTURE_NONE with *WHY set when nothing was changed. */
+static enum ga_capture_mode interpose(const struct ga_capture_opts *o,
+                                      const enum ga_fd_kind kind[2],
+                                      const char **why)
 {
 	enum ga_capture_mode mode;
 	int p1[2] = {-1, -1}, p2[2] = {-1, -1};
-	int out1 = -1, out2 = -1;
+	int out1 = -1, out2 = -1, first_fd, n_streams;
 	pid_t mid;
 	int status;
 
-	*mode_out = GA_CAPTURE_NONE;
-	*why = NULL;
-	if (isatty(STDOUT_FILENO)) {
-		*why = "stdout is a terminal (--pty): output not captured";
-		goto none;
-	}
-	mode = same_file(STDOUT_FILENO, STDERR_FILENO) ? GA_CAPTURE_MERGED
-	                                               : GA_CAPTURE_SPLIT;
-	if (fcntl(STDERR_FILENO, F_GETFD) < 0)
-		mode = GA_CAPTURE_MERGED; /* no stderr at all: keep it so */
-	if (make_pipe(p1) < 0 ||
-	    (mode == GA_CAPTURE_SPLIT && make_pipe(p2) < 0)) {
+	if (kind[0] == GA_FD_PIPE && kind[1] == GA_FD_PIPE)
+		mode = same_file(STDOUT_FILENO, STDERR_FILENO)
+		               ? GA_CAPTURE_MERGED
+		               : GA_CAPTURE_SPLIT;
+	else
+		mode = kind[0] == GA_FD_PIPE ? GA_CAPTURE_STDOUT
+		                             : GA_CAPTURE_STDERR;
+	first_fd = mode == GA_CAPTURE_STDERR ? STDERR_FILENO : STDOUT_FILENO;
+	n_streams = mode == GA_CAPTURE_SPLIT ? 2 : 1;
+	if (make_pipe(p1) < 0 || (n_streams == 2 && make_pipe(p2) < 0)) {
 		*why = "cannot create the capture pipes";
 		goto fail;
 	}
-	out1 = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-	if (mode == GA_CAPTURE_SPLIT)
+	out1 = fcntl(first_fd, F_DUPFD_CLOEXEC, 3);
+	if (n_streams == 2)
 		out2 = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-	if (out1 < 0 || (mode == GA_CAPTURE_SPLIT && out2 < 0)) {
+	if (out1 < 0 || (n_streams == 2 && out2 < 0)) {
 		*why = "cannot duplicate the task's stdout/stderr";
 		goto fail;
 	}
@@ -889,7 +861,7 @@ int ga_capture_start(const struct ga_capture_opts *o,
 	}
 	if (mid == 0) {
 		/* Double fork: the helper must not be a child of the program,
-		 * which may wait() for all its children (SLURM-NOTES §6). */
+		 * which may wait() for all its children. */
 		pid_t h = fork();
 
 		if (h != 0)
@@ -898,53 +870,103 @@ int ga_capture_start(const struct ga_capture_opts *o,
 		if (p2[1] >= 0)
 			close(p2[1]);
 		helper_main(o, p1[0], p2[0], out1, out2, o->log_fd, o->sock_fd,
-		            mode);
+		            n_streams);
 	}
 	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
 		;
 	/* The intermediate exits 0 only once the helper exists, and the
 	 * helper holds the pipes' read ends from its birth: redirecting is
-	 * safe now.  Not waiting for its announcement keeps its start-up off
-	 * the task's path; the collector waits for it instead when the task
-	 * ends first. */
+	 * safe now. */
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		*why = "cannot fork the capture helper";
 		goto fail;
 	}
-	if (dup2(p1[1], STDOUT_FILENO) < 0 ||
-	    dup2(mode == GA_CAPTURE_SPLIT ? p2[1] : p1[1], STDERR_FILENO) < 0) {
+	if ((mode != GA_CAPTURE_STDERR && dup2(p1[1], STDOUT_FILENO) < 0) ||
+	    (mode == GA_CAPTURE_MERGED && dup2(p1[1], STDERR_FILENO) < 0) ||
+	    (mode == GA_CAPTURE_STDERR && dup2(p1[1], STDERR_FILENO) < 0) ||
+	    (mode == GA_CAPTURE_SPLIT && dup2(p2[1], STDERR_FILENO) < 0)) {
 		/* Put back what we can: the helper copies to the originals. */
-		dup2(out1, STDOUT_FILENO);
+		dup2(out1, first_fd);
 		if (out2 >= 0)
 			dup2(out2, STDERR_FILENO);
 		*why = "cannot redirect stdout/stderr";
-		goto fail_quiet;
 	}
-	close(p1[0]);
-	close(p1[1]);
-	if (p2[0] >= 0) {
-		close(p2[0]);
-		close(p2[1]);
-	}
-	close(out1);
-	if (out2 >= 0)
-		close(out2);
-	*mode_out = mode;
-	return 0;
-
-fail:
-	send_start(o->sock_fd, o->task_id, GA_CAPTURE_NONE, false, o->work_dir,
-	           *why);
-fail_quiet:
 	for (int *fd = (int[]){p1[0], p1[1], p2[0], p2[1], out1, out2, -2};
 	     *fd != -2; fd++)
 		if (*fd >= 0)
 			close(*fd);
-	return 1;
-none:
-	send_start(o->sock_fd, o->task_id, GA_CAPTURE_NONE, false, o->work_dir,
-	           o->log_error ? o->log_error : *why);
-	return 1;
+	return mode;
+fail:
+	for (int *fd = (int[]){p1[0], p1[1], p2[0], p2[1], out1, out2, -2};
+	     *fd != -2; fd++)
+		if (*fd >= 0)
+			close(*fd);
+	return GA_CAPTURE_NONE;
+}
+
+int ga_capture_start(const struct ga_capture_opts *o,
+                     enum ga_capture_mode *mode_out, const char **why)
+{
+	enum ga_fd_kind kind[GA_CAPTURE_STREAMS];
+	enum ga_capture_mode mode = GA_CAPTURE_NONE;
+	struct announce a = {.n = 0};
+	const char *note = NULL;
+
+	*mode_out = GA_CAPTURE_NONE;
+	*why = NULL;
+	ga_buf_init(&a.b);
+	ga_capture_probe(kind);
+	/* Files: followed from where the task starts writing, untouched. */
+	for (int i = 0; i < GA_CAPTURE_STREAMS; i++) {
+		int fd = STDOUT_FILENO + i, r;
+
+		if (kind[i] != GA_FD_FILE ||
+		    (i == 1 && kind[0] == GA_FD_FILE &&
+		     same_file(STDOUT_FILENO, STDERR_FILENO)))
+			continue;
+		r = reopen_ro(fd);
+		if (r < 0) {
+			note = "the task's output file cannot be read by its "
+			       "user: not recorded";
+			continue;
+		}
+		add_record(&a, r, false, output_offset(fd), fd);
+	}
+	/* Pipes: interposed, recorded in the durable log. */
+	if (ga_capture_needs_log(kind)) {
+		int r = o->log_fd >= 0 ? reopen_ro(o->log_fd) : -1;
+
+		if (r < 0) {
+			note = o->log_error ? o->log_error
+			                    : "no durable log: output not "
+			                      "captured";
+		} else {
+			struct stat st;
+			uint64_t start = fstat(o->log_fd, &st) == 0
+			                         ? (uint64_t)st.st_size
+			                         : 0;
+
+			mode = interpose(o, kind, &note);
+			if (mode != GA_CAPTURE_NONE)
+				add_record(&a, r, true, start, o->log_fd);
+			else
+				close(r);
+		}
+	} else if (kind[0] == GA_FD_OTHER && kind[1] == GA_FD_OTHER) {
+		note = "stdout and stderr are neither files nor pipes: output "
+		       "not captured";
+	}
+	*mode_out = mode;
+	*why = note;
+	/* What the log's creation had to say (a fresh name was used...). */
+	if (!note && o->log_error)
+		note = o->log_error;
+	{
+		bool any = a.n > 0;
+
+		announce(o, &a, mode, mode != GA_CAPTURE_NONE, kind, note);
+		return any ? 0 : 1;
+	}
 }
 
 /* ---- collector ----------------------------------------------------------- */
@@ -958,10 +980,10 @@ struct ga_collector {
 	char *buf;
 };
 
-struct ga_collector *ga_collector_create(bool as_root, uid_t expect_uid)
+struct ga_collector *ga_collector_create(uid_t expect_uid)
 {
 	struct ga_collector *c = calloc(1, sizeof(*c));
-	int sv[2], one = 1, size = 2 * GA_MSG_MAX;
+	int sv[2], one = 1;
 
 	if (!c)
 		return NULL;
@@ -980,23 +1002,20 @@ struct ga_collector *ga_collector_create(bool as_root, uid_t expect_uid)
 	c->uid = expect_uid;
 	/* Kernel-checked sender credentials on every message. */
 	setsockopt(c->fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
-	if (as_root) {
-		setsockopt(c->task_fd, SOL_SOCKET, SO_SNDBUFFORCE, &size,
-		           sizeof(size));
-		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size,
-		           sizeof(size));
-	} else {
-		setsockopt(c->task_fd, SOL_SOCKET, SO_SNDBUF, &size,
-		           sizeof(size));
-	}
 	return c;
 }
 
 static void task_free(struct ga_task_capture *t)
 {
+	for (size_t i = 0; i < t->n_rec; i++) {
+		if (t->rec[i].fd >= 0)
+			close(t->rec[i].fd);
+		free(t->rec[i].path);
+	}
+	if (t->helper_pidfd >= 0)
+		close(t->helper_pidfd);
 	free(t->work_dir);
 	free(t->error);
-	free(t->state);
 }
 
 void ga_collector_destroy(struct ga_collector *c)
@@ -1030,7 +1049,7 @@ void ga_collector_close_task_end(struct ga_collector *c)
 struct ga_task_capture *ga_collector_task(struct ga_collector *c,
                                           uint32_t task_id)
 {
-	for (size_t i = 0; i < c->n; i++)
+	for (size_t i = 0; c && i < c->n; i++)
 		if (c->tasks[i].task_id == task_id)
 			return &c->tasks[i];
 	return NULL;
@@ -1057,6 +1076,7 @@ static struct ga_task_capture *task_get(struct ga_collector *c, uint32_t id)
 	t = &c->tasks[c->n++];
 	memset(t, 0, sizeof(*t));
 	t->task_id = id;
+	t->helper_pidfd = -1;
 	return t;
 }
 
@@ -1092,62 +1112,152 @@ static const char *parse_u64(const char *p, uint64_t max, uint64_t *out)
 	return p;
 }
 
+/* Parse " N" fields into V[0..N-1]; NULL on any deviation. */
+static const char *parse_fields(const char *p, uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (*p++ != ' ' || !(p = parse_u64(p, UINT64_MAX, &v[i])))
+			return NULL;
+	return p;
+}
+
+/* The pid a pidfd refers to (fdinfo's "Pid:"), -1 when it has exited, 0
+ * when unknown. */
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[64], line[128];
+	long pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %ld", &pid) == 1)
+			break;
+	fclose(f);
+	return (pid_t)pid;
+}
+
+/* Accept FD as the helper's pidfd only if it is a pidfd of the very
+ * process that sent it: the sender's pid comes from the kernel
+ * (SCM_CREDENTIALS, uid already checked), and while that process lives no
+ * other can have its pid.  A pidfd of any other process (a user could
+ * send one for a victim's process) is refused, and signals sent later
+ * through an accepted pidfd can only reach the helper: once it has
+ * exited they fail with ESRCH, whoever reuses its pid. */
+static bool pidfd_is_sender(int fd, const struct ucred *cred)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return false;
+	return pidfd_pid(fd) == cred->pid &&
+	       pidfd_send_signal(fd, 0, NULL, 0) == 0;
+}
+
+static void take_record(struct ga_task_capture *t, char kind, uint64_t start,
+                        const char *path, size_t path_len, int fd)
+{
+	struct ga_record *r;
+	struct stat st;
+
+	if (fd < 0 || t->n_rec >= GA_CAPTURE_STREAMS || fstat(fd, &st) < 0 ||
+	    !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	r = &t->rec[t->n_rec++];
+	r->fd = fd;
+	r->start = start;
+	r->dev = (uint64_t)st.st_dev;
+	r->ino = (uint64_t)st.st_ino;
+	r->is_log = kind == 'L';
+	r->path = dup_clean(path, path_len, PATH_MAX);
+}
+
+/* The start message: records (one fd each, in order), work dir, error. */
+static void handle_start(struct ga_task_capture *t, const uint64_t *v,
+                         const char *body, const char *end, int *fds,
+                         size_t n_fds)
+{
+	size_t next_fd = 0;
+
+	if (t->started || v[0] > GA_CAPTURE_STDOUT || v[1] > 1 ||
+	    v[2] > GA_FD_PIPE || v[3] > GA_FD_PIPE)
+		return; /* first announcement wins */
+	t->started = true;
+	t->mode = (enum ga_capture_mode)v[0];
+	t->helper = v[1] != 0;
+	t->kind[0] = (enum ga_fd_kind)v[2];
+	t->kind[1] = (enum ga_fd_kind)v[3];
+	while (body < end) {
+		const char *nl = memchr(body, '\n', (size_t)(end - body));
+		size_t len = nl ? (size_t)(nl - body) : (size_t)(end - body);
+
+		if (len >= 4 && body[0] == 'R' && body[1] == ' ' &&
+		    (body[2] == 'L' || body[2] == 'F') && body[3] == ' ') {
+			uint64_t start;
+			const char *p = parse_u64(body + 4, UINT64_MAX, &start);
+
+			if (p && *p == ' ' && next_fd < n_fds) {
+				take_record(t, body[2], start, p + 1,
+				            len - (size_t)(p + 1 - body),
+				            fds[next_fd]);
+				fds[next_fd++] = -1;
+			}
+		} else if (len >= 2 && body[0] == 'W' && body[1] == ' ' &&
+		           !t->work_dir) {
+			t->work_dir = dup_clean(body + 2, len - 2, PATH_MAX);
+		} else if (len >= 2 && body[0] == 'E' && body[1] == ' ' &&
+		           !t->error) {
+			t->error = dup_clean(body + 2, len - 2, 512);
+		}
+		body += len + (nl ? 1 : 0);
+	}
+}
+
 static void handle(struct ga_collector *c, char *m, size_t len,
-                   const struct ucred *cred)
+                   const struct ucred *cred, int *fds, size_t n_fds)
 {
 	struct ga_task_capture *t;
-	uint64_t task, a, b, rss = 0;
-	const char *p = m + 6, *body;
+	uint64_t task, v[5] = {0};
+	const char *p, *end = m + len;
 	char type;
 
 	m[len] = '\0';
-	if (len < 8 || memcmp(m, "GA1 ", 4) || m[5] != ' ')
+	if (len < 8 || memcmp(m, "GA2 ", 4) || m[5] != ' ')
 		return;
 	type = m[4];
-	if (!(p = parse_u64(p, UINT32_MAX, &task)) || *p++ != ' ' ||
-	    !(p = parse_u64(p, UINT64_MAX, &a)) || *p++ != ' ' ||
-	    !(p = parse_u64(p, UINT32_MAX, &b)))
+	if (!(p = parse_u64(m + 6, UINT32_MAX, &task)))
 		return;
-	if (*p == ' ' && !(p = parse_u64(p + 1, UINT64_MAX, &rss)))
-		return;
-	if (*p++ != '\n')
-		return;
-	body = p;
 	t = task_get(c, (uint32_t)task);
 	if (!t)
 		return;
 	if (type == 'P') {
-		const char *nl = memchr(body, '\n', len - (size_t)(body - m));
-
-		if (t->started || a > GA_CAPTURE_SPLIT || b > 1)
-			return; /* first announcement wins */
-		t->started = true;
-		t->mode = (enum ga_capture_mode)a;
-		t->helper = b && cred ? cred->pid : 0;
-		if (nl) {
-			t->work_dir = dup_clean(body, (size_t)(nl - body),
-			                        PATH_MAX);
-			if (nl[1])
-				t->error = dup_clean(nl + 1, strlen(nl + 1),
-				                     512);
-		}
+		if (!(p = parse_fields(p, v, 4)) || *p++ != '\n')
+			return;
+		handle_start(t, v, p, end, fds, n_fds);
+	} else if (type == 'H') {
+		if (*p != '\n' || n_fds != 1 || t->helper_pidfd >= 0 ||
+		    !pidfd_is_sender(fds[0], cred))
+			return;
+		t->helper_pidfd = fds[0];
+		fds[0] = -1;
 	} else if (type == 'S') {
 		/* Only the helper that announced itself speaks for the task. */
-		if (!t->started || !t->helper || !cred ||
-		    cred->pid != t->helper || t->have_state)
+		if (!(p = parse_fields(p, v, 5)) || *p != '\n' || t->have_end ||
+		    t->helper_pidfd < 0 ||
+		    pidfd_pid(t->helper_pidfd) != cred->pid)
 			return;
-		t->have_state = true;
-		t->bytes = a;
-		t->flags = (unsigned)b & 0xff;
-		t->helper_maxrss_kib = rss;
-		t->state_len = len - (size_t)(body - m);
-		t->state = malloc(t->state_len + 1);
-		if (t->state) {
-			memcpy(t->state, body, t->state_len);
-			t->state[t->state_len] = '\0';
-		} else {
-			t->state_len = 0;
-		}
+		t->have_end = true;
+		t->bytes = v[0];
+		t->flags = (unsigned)(v[1] & 0xff);
+		t->helper_maxrss_kib = v[2];
+		t->log_cut = v[3];
+		t->helper_cpu_ms = v[4];
 	}
 }
 
@@ -1159,7 +1269,8 @@ int ga_collector_pump(struct ga_collector *c, int timeout_ms)
 		struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
 		union {
 			struct cmsghdr h;
-			char b[CMSG_SPACE(sizeof(struct ucred))];
+			char b[CMSG_SPACE(sizeof(struct ucred)) +
+			       CMSG_SPACE(sizeof(int) * 8)];
 		} ctl;
 		struct iovec iov = {c->buf, GA_MSG_MAX};
 		struct msghdr mh = {
@@ -1169,6 +1280,8 @@ int ga_collector_pump(struct ga_collector *c, int timeout_ms)
 		        .msg_controllen = sizeof(ctl.b),
 		};
 		struct ucred *cred = NULL;
+		int fds[8];
+		size_t n_fds = 0;
 		ssize_t n;
 		int pr = poll(&pfd, 1, got ? 0 : timeout_ms);
 
@@ -1182,30 +1295,37 @@ int ga_collector_pump(struct ga_collector *c, int timeout_ms)
 		if (n <= 0)
 			return n < 0 ? -errno : got;
 		got++;
-		if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
-			continue;
 		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm;
-		     cm = CMSG_NXTHDR(&mh, cm))
-			if (cm->cmsg_level == SOL_SOCKET &&
-			    cm->cmsg_type == SCM_CREDENTIALS)
+		     cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level != SOL_SOCKET)
+				continue;
+			if (cm->cmsg_type == SCM_CREDENTIALS) {
 				cred = (struct ucred *)CMSG_DATA(cm);
-		/* A sender may pass descriptors we never asked for: close
-		 * them, or a user could fill slurmstepd's fd table. */
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm;
-		     cm = CMSG_NXTHDR(&mh, cm))
-			if (cm->cmsg_level == SOL_SOCKET &&
-			    cm->cmsg_type == SCM_RIGHTS) {
-				int *fds = (int *)CMSG_DATA(cm);
+			} else if (cm->cmsg_type == SCM_RIGHTS) {
 				size_t k = (cm->cmsg_len - CMSG_LEN(0)) /
 				           sizeof(int);
 
-				for (size_t i = 0; i < k; i++)
-					close(fds[i]);
+				for (size_t i = 0; i < k; i++) {
+					int fd;
+
+					memcpy(&fd,
+					       CMSG_DATA(cm) + i * sizeof(int),
+					       sizeof(int));
+					if (n_fds < 8)
+						fds[n_fds++] = fd;
+					else
+						close(fd);
+				}
 			}
-		if (!cred || (c->uid != (uid_t)-1 && cred->uid != c->uid &&
-		              cred->uid != 0))
-			continue;
-		handle(c, c->buf, (size_t)n, cred);
+		}
+		if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && cred &&
+		    (c->uid == (uid_t)-1 || cred->uid == c->uid))
+			handle(c, c->buf, (size_t)n, cred, fds, n_fds);
+		/* Whatever was not taken: a user could otherwise fill
+		 * slurmstepd's descriptor table. */
+		for (size_t i = 0; i < n_fds; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 	}
 }
 
@@ -1217,24 +1337,12 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Is PID gone (or a zombie)? */
-static bool gone(pid_t pid)
+/* Has the process behind PIDFD exited?  (A pidfd polls readable then.) */
+static bool pidfd_exited(int pidfd, int timeout_ms)
 {
-	char path[64], st[256];
-	FILE *f;
-	char *p;
-	bool dead = true;
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
 
-	if (kill(pid, 0) < 0 && errno == ESRCH)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	if (fgets(st, sizeof(st), f) && (p = strrchr(st, ')')) && p[1] == ' ')
-		dead = p[2] == 'Z' || p[2] == 'X';
-	fclose(f);
-	return dead;
+	return poll(&p, 1, timeout_ms) > 0;
 }
 
 struct ga_task_capture *ga_collector_finish_task(struct ga_collector *c,
@@ -1248,36 +1356,35 @@ struct ga_task_capture *ga_collector_finish_task(struct ga_collector *c,
 
 	ga_collector_pump(c, 0);
 	t = ga_collector_task(c, task_id);
-	while (t == NULL || !t->have_state) {
+	for (;;) {
 		left = timeout_ms - (now_ms() - t0);
 		if (left <= 0)
 			break;
-		if (t && t->started && !t->helper)
-			break; /* never captured: nothing to wait for */
 		if (!t && now_ms() - t0 > 200)
 			break; /* the task never announced itself */
-		if (t && t->helper && !signalled) {
+		if (t && t->started && (!t->helper || t->have_end))
+			break;
+		if (t && t->helper_pidfd >= 0 && !signalled) {
 			/* Every byte the task wrote is in the pipe now; drain
-			 * it without waiting for a background holder's EOF. */
-			kill(t->helper, SIGUSR1);
+			 * it without waiting for a background holder's EOF.
+			 * Through the pidfd: never another process. */
+			(void)pidfd_send_signal(t->helper_pidfd, SIGUSR1, NULL,
+			                        0);
 			signalled = true;
-		} else if (t && t->helper && gone(t->helper)) {
+		} else if (t && t->helper_pidfd >= 0 &&
+		           pidfd_exited(t->helper_pidfd, 0)) {
 			ga_collector_pump(c, 0);
 			break;
 		}
 		ga_collector_pump(c, left < 20 ? (int)left + 1 : 20);
 		t = ga_collector_task(c, task_id);
 	}
-	/* The state is the helper's last act; let it finish exiting too.
-	 * Slurm kills what is left in the step's cgroup after the last
+	/* The final counts are the helper's last act; let it finish exiting
+	 * too.  Slurm kills what is left in the step's cgroup after the last
 	 * task_exit and proctrack then polls once a second, so a helper
-	 * caught mid-exit costs the step a second (SLURM-NOTES §6). */
-	if (t && t->have_state && t->helper) {
-		double until = now_ms() + 100;
-
-		while (!gone(t->helper) && now_ms() < until)
-			usleep(200);
-	}
+	 * caught mid-exit costs the step a second. */
+	if (t && t->have_end && t->helper_pidfd >= 0)
+		(void)pidfd_exited(t->helper_pidfd, 100);
 	if (waited_ms)
 		*waited_ms = now_ms() - t0;
 	return t;

@@ -1,24 +1,35 @@
-/* Capture of a task's stdout/stderr: byte for byte to where they went
- * before, into the durable log, and through the streaming classifier.
+/* Capture of a task's output, out of the task's data path wherever
+ * possible.
  *
  * Slurm-free; the plugin (slurm_spank_task_init) and `gpualert run` share
- * it.  Three parties:
+ * it through task.h.  For each of the task's fds 1 and 2 the task side
+ * (ga_capture_start, in the task process before it execs the program)
+ * decides by what the fd already is:
  *
- *  - the task process, before it execs the program: ga_capture_start()
- *    double-forks the helper (never a child of the program), points fd 1
- *    (and 2) at pipes and returns; nothing else of the task changes
- *    (environment, signal dispositions, mask, cwd);
- *  - the helper, running as the task's user: copies the pipes, feeds the
- *    classifier, and at EOF (or when told to drain with SIGUSR1) sends its
- *    classifier state to the collector;
- *  - the collector (slurmstepd as root, or `gpualert run`): owns one end
- *    of a SOCK_SEQPACKET socketpair whose other end the tasks and helpers
- *    inherit; it learns each helper's pid from the kernel (SCM_CREDENTIALS,
- *    never from the message text), tells it to drain when the task has
- *    exited, and receives its state.
+ *  - a regular file (sbatch's .out/.err, `srun -o FILE`): left alone.  The
+ *    file itself is the durable record: the task opens it read-only (as
+ *    the user, through /proc/self/fd) and hands that descriptor and the
+ *    file's offset at task start to the collector.  Every semantic the job
+ *    can see (/dev/stdout reopened with O_TRUNC, O_NONBLOCK, ENOSPC,
+ *    appending to the file by name) is the same as without gpualert,
+ *    because nothing of gpualert stands between the task and its file;
+ *  - a pipe or a socket (srun steps, `gpualert run`): interposed.  A
+ *    double-forked helper copies the bytes to where they went before and
+ *    into a durable log bounded by log_max (head kept, the middle punched
+ *    out); the log's descriptor is the record;
+ *  - a terminal, /dev/null, anything else: left alone, not recorded.
  *
- * Everything the collector receives is untrusted: bounded (GA_MSG_MAX),
- * parsed strictly, attributed by kernel-checked credentials.
+ * Nothing here classifies: the records are read after the task has ended
+ * (record.h), by a process that the task's death cannot take down.
+ *
+ * The collector (slurmstepd as root, or `gpualert run`) owns one end of a
+ * SOCK_SEQPACKET socketpair whose other end the tasks and helpers
+ * inherit.  Every message is attributed by kernel-checked credentials
+ * (SCM_CREDENTIALS); descriptors arrive with SCM_RIGHTS.  The helper
+ * sends a pidfd of itself, which the collector accepts only for a
+ * process of the job's uid, and signals only through it
+ * (pidfd_send_signal(2)): a recycled pid can never be hit.  Everything
+ * received is untrusted: bounded (GA_MSG_MAX), parsed strictly.
  */
 #ifndef GPUALERT_COMMON_CAPTURE_H
 #define GPUALERT_COMMON_CAPTURE_H
@@ -28,76 +39,106 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define GA_MSG_MAX (256 * 1024)
+#define GA_MSG_MAX 4096
+/* fds 1 and 2 */
+#define GA_CAPTURE_STREAMS 2
 
 enum ga_capture_mode {
-	GA_CAPTURE_NONE = 0, /* not captured (a tty, or an error) */
-	GA_CAPTURE_MERGED,   /* fd 1 and 2 were the same file: one pipe */
-	GA_CAPTURE_SPLIT,    /* different files: two pipes */
+	GA_CAPTURE_NONE = 0, /* nothing interposed */
+	GA_CAPTURE_MERGED,   /* fd 1 and 2 were the same pipe: one pipe */
+	GA_CAPTURE_SPLIT,    /* two different pipes */
+	GA_CAPTURE_STDERR,   /* only fd 2 (fd 1 is a terminal: srun -u) */
+	GA_CAPTURE_STDOUT,   /* only fd 1 (fd 2 is a file or a terminal) */
 };
+
+/* What one of the task's output fds was at task start. */
+enum ga_fd_kind {
+	GA_FD_OTHER = 0, /* closed, a terminal, a device: not recorded */
+	GA_FD_FILE,      /* a regular file: followed, untouched */
+	GA_FD_PIPE,      /* a pipe or socket: interposed */
+};
+
+/* Kinds of the calling process's fds 1 and 2 (KIND[0] for fd 1). */
+void ga_capture_probe(enum ga_fd_kind kind[GA_CAPTURE_STREAMS]);
+
+/* Whether any of the kinds needs interposition (and so a durable log). */
+bool ga_capture_needs_log(const enum ga_fd_kind kind[GA_CAPTURE_STREAMS]);
 
 struct ga_capture_opts {
 	uint32_t task_id;      /* global rank, carried in messages */
-	int log_fd;            /* durable log (O_APPEND), -1 for none;
-				 * borrowed: the caller closes its copy */
-	bool log_private;      /* no other process appends to log_fd's
-				 * file while the task runs (its name is
-				 * unique to the job, step and task): the
-				 * helper may then write it at its own
-				 * offsets, zero-copy (splice(2)) */
 	int sock_fd;           /* the collector's task end, -1 for none */
-	const char *rules_dir; /* helper loads rules after the fork
-				 * (NULL/"": built-ins); */
-	bool classify;         /* false: copy only */
-	unsigned tail_lines;   /* classifier tail; 0 = default */
+	int log_fd;            /* durable log for interposed streams, -1 for
+				 * none (then nothing is interposed);
+				 * borrowed: the caller closes its copy */
+	bool log_private;      /* no other process appends to log_fd's file
+				 * (its name is unique to the task): the
+				 * helper may write it at its own offsets,
+				 * zero-copy (splice(2)) */
+	uint64_t log_max;      /* bytes of output the log keeps (head and
+				 * newest tail), 0 = unbounded */
 	uint64_t max_rss;      /* helper memory budget over its fork image,
 				 * 0 = unbounded */
 	const char *work_dir;  /* reported to the collector (for %w) */
 	const char *log_error; /* why there is no log, reported; or NULL */
 };
 
-/* Start capturing in the calling (task) process.  Sets *MODE.  When
- * stdout is a terminal, or anything fails before fds 1 and 2 are touched,
- * the task's fds stay exactly as they were, *MODE is GA_CAPTURE_NONE and
- * *WHY (static string) says why; the collector is told either way.
- * Returns 0 when capturing, 1 when not capturing (by design or after an
- * error: the task must run anyway).  Never exits or aborts. */
+/* Start in the calling (task) process: record regular-file outputs,
+ * interpose pipes (when O->log_fd is open), and tell the collector.
+ * Sets *MODE to what was interposed and *WHY (static string, or NULL)
+ * to a note for the admin.  When anything fails before fds 1 and 2 are
+ * touched, they stay exactly as they were.  Returns 0 when something is
+ * recorded, 1 when nothing is (the task must run anyway).  Never exits
+ * or aborts. */
 int ga_capture_start(const struct ga_capture_opts *o,
                      enum ga_capture_mode *mode, const char **why);
 
 /* ---- collector side -------------------------------------------------- */
 
+/* One durable record of a task's output: a descriptor of the file (the
+ * task's own output file, or the durable log), where the task's bytes
+ * start in it, and its identity. */
+struct ga_record {
+	int fd;         /* read-only, owned by the collector; -1 = none */
+	uint64_t start; /* offset of the task's first byte */
+	uint64_t dev, ino;
+	bool is_log; /* gpualert's durable log (else the task's own file) */
+	char *path;  /* as the task saw it (untrusted text, display only) */
+};
+
 /* What the collector knows about one task. */
 struct ga_task_capture {
 	uint32_t task_id;
 	bool started; /* got the start message */
-	pid_t helper; /* from SCM_CREDENTIALS; 0 = none */
 	enum ga_capture_mode mode;
-	char *work_dir; /* as the task reported it (untrusted) */
-	char *error;    /* capture/log problem (untrusted text) */
-	bool have_state;
-	char *state; /* classifier state JSON (untrusted) */
-	size_t state_len;
-	uint64_t bytes;             /* bytes the helper copied */
-	unsigned flags;             /* GA_CAPTURE_F_* */
+	enum ga_fd_kind kind[GA_CAPTURE_STREAMS];
+	struct ga_record rec[GA_CAPTURE_STREAMS]; /* one per distinct file */
+	size_t n_rec;
+	int helper_pidfd; /* verified pidfd of the helper, or -1 */
+	bool helper;      /* the task said a helper was started */
+	char *work_dir;   /* as the task reported it (untrusted) */
+	char *error;      /* capture/log problem (untrusted text) */
+	bool have_end;    /* got the helper's final counts */
+	uint64_t bytes;   /* bytes the helper copied */
+	uint64_t log_cut; /* bytes the log dropped to stay in log_max */
+	unsigned flags;   /* GA_CAPTURE_F_* */
 	uint64_t helper_maxrss_kib; /* the helper's peak RSS (getrusage) */
+	uint64_t helper_cpu_ms;     /* the helper's user + system CPU time */
 };
 
-#define GA_CAPTURE_F_OUT_LOST 1u   /* writing the original output failed */
-#define GA_CAPTURE_F_LOG_LOST 2u   /* writing the durable log failed */
-#define GA_CAPTURE_F_DRAINED 4u    /* stopped on drain, pipe still held */
-#define GA_CAPTURE_F_NO_RULES 8u   /* helper could not classify */
-#define GA_CAPTURE_F_STATE_BIG 16u /* state over GA_MSG_MAX: dropped */
-#define GA_CAPTURE_F_CLS_SKIPPED                                               \
-	32u /* output too fast: some bytes were
-				      * copied and logged, not classified */
+#define GA_CAPTURE_F_OUT_LOST 1u /* writing the original output failed */
+#define GA_CAPTURE_F_LOG_LOST 2u /* writing the durable log failed */
+#define GA_CAPTURE_F_DRAINED 4u  /* stopped on drain, pipe still held */
+#define GA_CAPTURE_F_LOG_CUT 8u  /* the log's middle was dropped */
+#define GA_CAPTURE_F_LOG_STOP                                                  \
+	16u /* log_max reached where holes cannot
+				   * be punched: the log kept its head */
 
 struct ga_collector;
 
-/* Create the socketpair (both ends close-on-exec).  AS_ROOT enlarges the
- * socket buffers with SO_SNDBUFFORCE.  EXPECT_UID: messages from other
- * uids are ignored ((uid_t)-1: accept any).  NULL with errno on failure. */
-struct ga_collector *ga_collector_create(bool as_root, uid_t expect_uid);
+/* Create the socketpair (both ends close-on-exec).  EXPECT_UID: messages
+ * and helpers of other uids are ignored ((uid_t)-1: accept any).  NULL
+ * with errno on failure. */
+struct ga_collector *ga_collector_create(uid_t expect_uid);
 void ga_collector_destroy(struct ga_collector *c);
 
 /* The end tasks and helpers write to (-1 after close_task_end). */
@@ -110,10 +151,11 @@ void ga_collector_close_task_end(struct ga_collector *c);
  * first.  Returns the number received or -errno. */
 int ga_collector_pump(struct ga_collector *c, int timeout_ms);
 
-/* The task ended: tell its helper to drain (SIGUSR1) and wait up to
- * TIMEOUT_MS for its state (less if the helper is gone).  Returns the
- * task's record (owned by C, valid until destroy), or NULL when the task
- * never reported.  *WAITED_MS (may be NULL) gets the time spent. */
+/* The task ended: tell its helper (if any) to drain, through its pidfd,
+ * and wait up to TIMEOUT_MS for its final counts (less if the helper is
+ * gone).  Returns the task's record (owned by C, valid until destroy), or
+ * NULL when the task never reported.  *WAITED_MS (may be NULL) gets the
+ * time spent. */
 struct ga_task_capture *ga_collector_finish_task(struct ga_collector *c,
                                                  uint32_t task_id,
                                                  int timeout_ms,

@@ -11,7 +11,17 @@
 #include <string.h>
 #include <strings.h>
 
-enum kind { K_STR, K_UINT, K_U64, K_BOOL, K_MODE, K_OCTAL, K_POLICY, K_TLS };
+enum kind {
+	K_STR,
+	K_UINT,
+	K_U64,
+	K_BOOL,
+	K_MODE,
+	K_OCTAL,
+	K_POLICY,
+	K_TLS,
+	K_KEEP,
+};
 
 struct key {
 	const char *section;
@@ -37,6 +47,12 @@ static const struct key keys[] = {
          4096 * MiB},
         {"general", "drain_timeout_ms", K_UINT, F(drain_timeout_ms), 10, 60000},
         {"general", "query_scheduler", K_BOOL, F(query_scheduler), 0, 1},
+        {"capture", "log_max", K_U64, F(log_max), MiB, UINT64_C(1) << 40},
+        {"capture", "keep", K_KEEP, F(keep_logs), 0, 0},
+        {"capture", "classify_max", K_U64, F(classify_max), MiB,
+         UINT64_C(1) << 40},
+        {"capture", "classify_timeout_ms", K_UINT, F(classify_timeout_ms), 100,
+         600000},
         {"recipients", "policy", K_POLICY, F(recipient_policy), 0, 0},
         {"recipients", "owner_domain", K_STR, F(owner_domain), 0, 253},
         {"recipients", "allowed_domains", K_STR, F(allowed_domains), 0, 4096},
@@ -109,6 +125,10 @@ int ga_config_init(struct ga_config *cfg)
 	cfg->helper_max_rss = 256 * MiB;
 	cfg->drain_timeout_ms = 5000;
 	cfg->query_scheduler = true;
+	cfg->log_max = 32 * MiB;
+	cfg->keep_logs = GA_KEEP_FAILED;
+	cfg->classify_max = 64 * MiB;
+	cfg->classify_timeout_ms = 10000;
 	cfg->recipient_policy = GA_RECIPIENTS_OWNER;
 	cfg->max_recipients = 5;
 	cfg->spool_entry_max = 4 * MiB;
@@ -125,7 +145,7 @@ int ga_config_init(struct ga_config *cfg)
 	cfg->rate_per_user_hour = 20;
 	cfg->rate_global_hour = 500;
 	cfg->webhook_timeout_s = 10;
-	cfg->log_pattern = strdup("%w/gpualert-%j.%s.%t.log");
+	cfg->log_pattern = strdup("%w/gpualert-%j/%N.%s.%t.log");
 	cfg->rules_dir = strdup(GA_DEFAULT_RULES_DIR);
 	cfg->spool_dir = strdup(GA_DEFAULT_SPOOL_DIR);
 	cfg->smtp_url = strdup("smtp://localhost:25");
@@ -247,6 +267,16 @@ static int apply(struct ga_config *cfg, const struct key *k, const char *value,
 			        GA_RECIPIENTS_DOMAINS;
 		else {
 			*why = "not owner or domains";
+			return -EINVAL;
+		}
+		return 0;
+	case K_KEEP:
+		if (!strcmp(value, "all"))
+			*(enum ga_keep *)field = GA_KEEP_ALL;
+		else if (!strcmp(value, "failed"))
+			*(enum ga_keep *)field = GA_KEEP_FAILED;
+		else {
+			*why = "not all or failed";
 			return -EINVAL;
 		}
 		return 0;

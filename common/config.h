@@ -33,6 +33,13 @@ enum ga_tls {
 	GA_TLS_IMPLICIT, /* smtps:// */
 };
 
+/* Which durable logs stay after a step (the task's own output files are
+ * never touched). */
+enum ga_keep {
+	GA_KEEP_FAILED = 0, /* remove the logs of steps that succeeded */
+	GA_KEEP_ALL,
+};
+
 struct ga_config {
 	/* [general] */
 	enum ga_mode default_mode; /* when --gpualert is absent */
@@ -44,6 +51,12 @@ struct ga_config {
 	uint64_t helper_max_rss;   /* capture helper RLIMIT_AS, bytes */
 	unsigned drain_timeout_ms; /* task_exit wait for the helper */
 	bool query_scheduler;      /* slurm_load_job() on signal deaths */
+
+	/* [capture] */
+	uint64_t log_max;             /* output bytes a durable log keeps */
+	enum ga_keep keep_logs;       /* after a successful step */
+	uint64_t classify_max;        /* bytes read back per record */
+	unsigned classify_timeout_ms; /* the whole step's classification */
 
 	/* [recipients] */
 	enum ga_recipient_policy recipient_policy;

@@ -164,13 +164,63 @@ static int open_dir_component(int dirfd, const char *name)
 	return fd >= 0 ? fd : -errno;
 }
 
-int ga_logfile_open(const char *path, unsigned mode)
+/* Whether an existing log at the name may be appended to: a regular file
+ * of ours, with no other name (a hard link planted to a file of ours
+ * elsewhere), and no wider mode than the admin's (a file someone else
+ * prepared, or one we were tricked into opening up, is not reused). */
+static bool reusable(const struct stat *st, unsigned mode)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid() &&
+	       st->st_nlink == 1 && !(st->st_mode & 07777 & ~(mode_t)mode);
+}
+
+/* Create NAME afresh under DIRFD; EEXIST is the caller's. */
+static int create_new(int dirfd, const char *name, unsigned mode)
+{
+	int fd = openat(dirfd, name,
+	                O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
+	                        O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+	                (mode_t)mode);
+
+	return fd >= 0 ? fd : -errno;
+}
+
+/* NAME.XXXXXX, created with O_EXCL; the suffix is written into NAME. */
+static int create_fresh(int dirfd, char *name, size_t size, unsigned mode)
+{
+	size_t len = strlen(name);
+	static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+	if (len + 8 >= size)
+		return -ENAMETOOLONG;
+	for (int attempt = 0; attempt < 64; attempt++) {
+		unsigned char rnd[6];
+		int fd;
+
+		if (getentropy(rnd, sizeof(rnd)) < 0)
+			return -errno;
+		name[len] = '.';
+		for (int i = 0; i < 6; i++)
+			name[len + 1 + i] = digits[rnd[i] % 36];
+		name[len + 7] = '\0';
+		fd = create_new(dirfd, name, mode);
+		if (fd != -EEXIST)
+			return fd;
+	}
+	return -EEXIST;
+}
+
+int ga_logfile_open(const char *path, unsigned mode, char *actual,
+                    size_t actual_size, const char **note)
 {
 	char comp[NAME_MAX + 1];
 	const char *c = path, *end;
 	int dirfd, fd, rc;
-	struct stat st;
+	struct stat st, dst;
+	bool shared;
 
+	if (note)
+		*note = NULL;
 	if (path[0] != '/')
 		return -EINVAL;
 	dirfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -192,6 +242,15 @@ int ga_logfile_open(const char *path, unsigned mode)
 		if (*end == '\0')
 			break; /* COMP is the file's name */
 		fd = open_dir_component(dirfd, comp);
+		if (fd == -ENOENT && !strchr(end + 1, '/')) {
+			/* The log's own folder (one per job): created here,
+			 * private, as the user. */
+			if (mkdirat(dirfd, comp, 0700) < 0 && errno != EEXIST) {
+				rc = -errno;
+				goto out;
+			}
+			fd = open_dir_component(dirfd, comp);
+		}
 		if (fd < 0) {
 			rc = fd;
 			goto out;
@@ -200,14 +259,36 @@ int ga_logfile_open(const char *path, unsigned mode)
 		dirfd = fd;
 		c = end;
 	}
-	/* O_NONBLOCK: opening a FIFO planted at the log's name must not hang
-	 * the task; the fstat below then refuses it. */
-	fd = openat(dirfd, comp,
-	            O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC |
-	                    O_NONBLOCK | O_NOCTTY,
-	            (mode_t)mode);
-	if (fd < 0) {
+	/* A directory others may write to (a shared project folder, /tmp, or
+	 * a folder another user created under the log's name): a file found
+	 * there at the log's name may have been prepared by someone else, so
+	 * only a file created now is used. */
+	if (fstat(dirfd, &dst) < 0) {
 		rc = -errno;
+		goto out;
+	}
+	shared = dst.st_uid != geteuid() && (dst.st_mode & (S_IWGRP | S_IWOTH));
+	fd = create_new(dirfd, comp, mode);
+	if (fd == -EEXIST && !shared) {
+		/* A requeued job's log: ours, and only ours. */
+		fd = openat(dirfd, comp,
+		            O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC |
+		                    O_NONBLOCK | O_NOCTTY);
+		if (fd < 0) {
+			fd = -EEXIST; /* a symlink, a FIFO without reader... */
+		} else if (fstat(fd, &st) < 0 || !reusable(&st, mode)) {
+			close(fd);
+			fd = -EEXIST;
+		}
+	}
+	if (fd == -EEXIST) {
+		if (note)
+			*note = "a file someone may have prepared was at the log's "
+			        "name: logging to a fresh name";
+		fd = create_fresh(dirfd, comp, sizeof(comp), mode);
+	}
+	if (fd < 0) {
+		rc = fd;
 		goto out;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -215,14 +296,27 @@ int ga_logfile_open(const char *path, unsigned mode)
 		close(fd);
 		goto out;
 	}
-	/* umask may have narrowed a fresh file; the admin's mode wins.  An
-	 * existing file of ours (a requeued job) keeps growing, mode reset. */
-	if (st.st_uid == geteuid() && (st.st_mode & 07777) != (mode & 07777))
+	/* umask may have narrowed a fresh file; the admin's mode wins. */
+	if ((st.st_mode & 07777) != (mode & 07777))
 		(void)fchmod(fd, (mode_t)mode);
 	if (fcntl(fd, F_SETFL, O_APPEND) < 0) {
 		rc = -errno;
 		close(fd);
 		goto out;
+	}
+	if (actual) {
+		size_t dlen = (size_t)(c - path);
+
+		/* PATH up to the last '/', then the name actually used. */
+		while (dlen && path[dlen - 1] != '/')
+			dlen--;
+		if (dlen + strlen(comp) + 1 > actual_size) {
+			close(fd);
+			rc = -ENAMETOOLONG;
+			goto out;
+		}
+		memcpy(actual, path, dlen);
+		strcpy(actual + dlen, comp);
 	}
 	rc = fd;
 out:

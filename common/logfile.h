@@ -40,15 +40,22 @@ struct ga_log_ids {
 int ga_logfile_expand(const char *pattern, const struct ga_log_ids *ids,
                       char *out, size_t size, const char **why);
 
-/* Open PATH for appending, creating it with MODE (e.g. 0600, umask not
- * applied) as the calling process's credentials: callers drop privileges
- * first.  The final component is opened with O_NOFOLLOW | O_CLOEXEC and
- * must be a regular file (a FIFO or device is refused without blocking).
- * Directory components are walked one by one: a symlink there is followed
- * only when it belongs to the caller's euid or to root (a path through
- * another user's symlink is refused with -ELOOP).  Missing directories
- * are not created.  Returns the fd or -errno. */
-int ga_logfile_open(const char *path, unsigned mode);
+/* Open PATH for appending, as the calling process's credentials (callers
+ * drop privileges first), creating it with MODE (e.g. 0600, umask not
+ * applied) and O_EXCL.  Directory components are walked one by one: a
+ * symlink there is followed only when it belongs to the caller's euid or
+ * to root (a path through another user's symlink is refused with -ELOOP).
+ * The last directory is created (0700) when missing; others are not.
+ *
+ * An existing file at the name is reused (a requeued job) only when the
+ * directory is not writable by others and the file is a regular file of
+ * the caller's with one link and no wider mode than MODE.  Otherwise
+ * (planted by someone else, a hard link, a symlink, a FIFO) a fresh
+ * "NAME.XXXXXX" is created with O_EXCL instead and *NOTE (static string,
+ * may be NULL) says so.  ACTUAL (may be NULL) gets the path really used.
+ * Returns the fd or -errno. */
+int ga_logfile_open(const char *path, unsigned mode, char *actual,
+                    size_t actual_size, const char **note);
 
 /* What the header says. Strings are borrowed; NULL reads as "?". */
 struct ga_log_header {

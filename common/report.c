@@ -172,6 +172,24 @@ static void key_int(struct ga_buf *out, int *first, const char *key,
 	ga_buf_printf(out, "%lld", value);
 }
 
+static void write_record(struct ga_buf *out, int *first,
+                         const struct ga_task_record *rec)
+{
+	int f = 1;
+
+	ga_json_key(out, first, "record");
+	ga_buf_putc(out, '{');
+	key_str(out, &f, "kind", rec->is_log ? "log" : "file");
+	key_int(out, &f, "dev", (long long)rec->dev);
+	key_int(out, &f, "ino", (long long)rec->ino);
+	key_int(out, &f, "start", (long long)rec->start);
+	key_int(out, &f, "end", (long long)rec->end);
+	key_int(out, &f, "read", (long long)rec->read);
+	key_int(out, &f, "skipped", (long long)rec->skipped);
+	key_int(out, &f, "cut", (long long)rec->cut);
+	ga_buf_putc(out, '}');
+}
+
 void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 {
 	enum ga_class cls = ga_report_class(r);
@@ -234,6 +252,8 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 		key_int(out, &tf, "end_time", (long long)t->end_time);
 		if (t->capture_error)
 			key_str(out, &tf, "capture_error", t->capture_error);
+		if (t->record.present)
+			write_record(out, &tf, &t->record);
 		ga_json_key(out, &tf, "verdict");
 		ga_verdict_write_json(&t->verdict, out);
 		if (t->verdict.tail &&
@@ -347,6 +367,25 @@ static int parse_verdict(const struct ga_json *o, struct ga_verdict *v)
 	return 0;
 }
 
+static void parse_record(const struct ga_json *o, struct ga_task_record *rec)
+{
+	static const char *const names[] = {"dev",  "ino",     "start", "end",
+	                                    "read", "skipped", "cut"};
+	uint64_t *fields[] = {&rec->dev,  &rec->ino,     &rec->start, &rec->end,
+	                      &rec->read, &rec->skipped, &rec->cut};
+	const char *kind;
+	int64_t n;
+
+	if (!o || o->type != GA_JSON_OBJECT)
+		return;
+	rec->present = true;
+	kind = ga_json_get_str(o, "kind");
+	rec->is_log = kind && !strcmp(kind, "log");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (ga_json_get_int(o, names[i], &n) && n >= 0)
+			*fields[i] = (uint64_t)n;
+}
+
 static int parse_task(const struct ga_json *o, struct ga_task_report *t)
 {
 	const struct ga_json *verdict = ga_json_get(o, "verdict");
@@ -368,6 +407,7 @@ static int parse_task(const struct ga_json *o, struct ga_task_report *t)
 	if (tail && tail->type == GA_JSON_STRING)
 		if (ga_report_set(&t->verdict.tail, tail->string) < 0)
 			return -ENOMEM;
+	parse_record(ga_json_get(o, "record"), &t->record);
 	return parse_verdict(verdict, &t->verdict);
 }
 

@@ -28,10 +28,24 @@
 #define GA_REPORT_MAX_TASKS 100000
 #define GA_REPORT_MAX_RECIPIENTS 100
 
+/* Where the task's output is kept and what of it was read: the task's
+ * own output file (its .out), or gpualert's durable log. */
+struct ga_task_record {
+	bool present;
+	bool is_log; /* gpualert's log (else the task's own file) */
+	uint64_t dev, ino;
+	uint64_t start;   /* offset of the task's first byte */
+	uint64_t end;     /* the file's size when it was read */
+	uint64_t read;    /* bytes classified (the newest ones) */
+	uint64_t skipped; /* bytes not read: over classify_max */
+	uint64_t cut;     /* bytes the log dropped to stay in log_max */
+};
+
 struct ga_task_report {
 	uint32_t task_id; /* global rank */
 	char *node;
-	char *log_path; /* durable log; NULL if none */
+	char *log_path; /* the record's path (output file or log); or NULL */
+	struct ga_task_record record;
 	int64_t start_time, end_time;
 	char *capture_error;       /* why capture degraded; NULL if OK */
 	struct ga_verdict verdict; /* includes the exit status */

@@ -930,6 +930,91 @@ size_t ga_rules_extract_literals(const char *pattern, char **out, size_t max)
 
 /* ---- compiling ------------------------------------------------------- */
 
+/* Length of an unbounded quantifier at P ("*", "+", "{n,}"), 0 if none;
+ * a possessive one ("*+", "++", "{n,}+") does not backtrack: 0. */
+static size_t unbounded_at(const char *p)
+{
+	size_t n = 0;
+
+	if (*p == '*' || *p == '+') {
+		n = 1;
+	} else if (*p == '{') {
+		const char *q = p + 1;
+
+		while (*q >= '0' && *q <= '9')
+			q++;
+		if (q == p + 1 || *q != ',' || q[1] != '}')
+			return 0;
+		n = (size_t)(q + 2 - p);
+	}
+	return n && p[n] == '+' ? 0 : n;
+}
+
+/* Whether the group content that ends just before CLOSE (a ')') ends in
+ * an unbounded, backtracking quantifier: "\\w+", "\\s*", "x{2,}". */
+static bool ends_unbounded(const char *start, const char *close)
+{
+	const char *q = close - 1;
+
+	if (q < start)
+		return false;
+	if (*q == '}') {
+		while (q > start && *q != '{')
+			q--;
+		return *q == '{' && unbounded_at(q) == (size_t)(close - q);
+	}
+	if (*q != '*' && *q != '+')
+		return false;
+	if (q > start && q[-1] == '\\')
+		return false; /* a literal '*' or '+' */
+	/* "a*+", "a++": possessive, no backtracking */
+	return !(*q == '+' && q > start && strchr("*+}?", q[-1]));
+}
+
+/* Whether RE repeats without bound a group whose content ends in an
+ * unbounded quantifier: "(a+)+", "(\\w+\\s*)*", "(?:x|\\d+){2,}".  Both
+ * quantifiers can share the same characters, so on a line that almost
+ * matches the backtracking is exponential in the line's length (each
+ * such line costs up to the match limit).  Atomic groups and possessive
+ * quantifiers are exempt. */
+static bool nested_unbounded(const char *re)
+{
+	const char *open[64];
+	int depth = 0;
+
+	for (const char *p = re; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+			continue;
+		}
+		if (*p == '[') {
+			p++;
+			if (*p == '^')
+				p++;
+			if (*p == ']')
+				p++;
+			while (*p && *p != ']')
+				p += (*p == '\\' && p[1]) ? 2 : 1;
+			if (!*p)
+				return false;
+			continue;
+		}
+		if (*p == '(' && depth < 64) {
+			open[depth++] = p;
+			continue;
+		}
+		if (*p == ')' && depth > 0) {
+			const char *o = open[--depth];
+			bool atomic = o[1] == '?' && o[2] == '>';
+
+			if (!atomic && unbounded_at(p + 1) &&
+			    ends_unbounded(o + 1, p))
+				return true;
+		}
+	}
+	return false;
+}
+
 static int compile_patterns(struct ga_rule *r, struct pattern *v, size_t n,
                             struct ga_diag *diag)
 {
@@ -955,6 +1040,15 @@ static int compile_patterns(struct ga_rule *r, struct pattern *v, size_t n,
 			errors++;
 			continue;
 		}
+		if (nested_unbounded(v[i].src))
+			ga_diag_warn(
+			        diag, r->file, v[i].line,
+			        "rule '%s': a group with an unbounded "
+			        "quantifier is itself repeated without bound: "
+			        "backtracking can cost every line up to the "
+			        "match limit; make the inner quantifier "
+			        "possessive (a++) or the group atomic (?>...)",
+			        r->id);
 		err = pcre2_jit_compile(v[i].code, PCRE2_JIT_COMPLETE);
 		if (err < 0)
 			ga_log(GA_LOG_DEBUG,

@@ -1,14 +1,21 @@
-/* slurmstepd: durable logs and capture for every task, verdict and one
- * report per step.
+/* slurmstepd: a durable record for every task, verdicts and one report
+ * per step.
  *
- * Order of events (SLURM-NOTES §5): init (root) creates the collector
+ * Order of events in slurmstepd: init (root) creates the collector
  * socket; user_init (euid = user) reads --gpualert; task_init (in each
- * forked task, as the user, before exec) creates the log and starts the
- * capture; task_exit (root, per task) gets the wait status, the cgroup
- * OOM count and the helper's classifier state; exit (root, once) renders
- * the report into the spool.  Nothing here may change the job's exit
- * code, state or output: errors are logged to slurmd.log and the hooks
- * return 0.
+ * forked task, as the user, before exec) records the task's output file,
+ * or creates the durable log and interposes where the output is a pipe
+ * (common/task.h); task_exit (root, per task, after waitpid) gets the
+ * wait status and the cgroup OOM count, and lets a capture helper drain;
+ * exit (root, once, after Slurm has killed what was left of the step)
+ * reads every task's record as the job's user and spools the report.
+ * Nothing here may change the job's exit code, state or output: errors
+ * are logged to slurmd.log and the hooks return 0.
+ *
+ * Identity (uid, gid, job, step, array ids) comes only from
+ * spank_get_item and the password database: the job's environment is the
+ * submitter's to set (SLURM_JOB_USER, SLURM_ARRAY_JOB_ID... can be
+ * forged at sbatch time), so it names nothing security-relevant.
  */
 #include "plugin.h"
 
@@ -25,21 +32,19 @@
 
 #include "artifacts.h"
 #include "capture.h"
-#include "classifier.h"
 #include "ga-config.h"
 #include "log.h"
-#include "logfile.h"
 #include "option.h"
 #include "report.h"
-#include "rules.h"
 #include "spool.h"
+#include "task.h"
 
 struct task_rec {
 	uint32_t id; /* global rank */
 	uint32_t local_id;
 	int wstatus;
 	bool exited;
-	int64_t start, end;
+	double start, end; /* CLOCK_REALTIME */
 	int oom_kills;
 };
 
@@ -54,18 +59,45 @@ static struct {
 	char node[256], user[64], job_name[256];
 	char array_job[32], array_task[32];
 	char *command;
-	int64_t start;
+	double start;
 	struct task_rec *tasks;
 	size_t n, cap;
 	bool sched_queried;
 	enum ga_sched_state sched;
 } R;
 
+/* A job-environment value, for display only: the submitter sets it.
+ * Bytes outside [A-Za-z0-9._+-] become '_'. */
 static void getenv_into(spank_t sp, const char *var, char *buf, size_t size)
 {
 	buf[0] = '\0';
 	if (spank_getenv(sp, var, buf, (int)size) != ESPANK_SUCCESS)
 		buf[0] = '\0';
+	for (char *c = buf; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || strchr("._+-", *c)))
+			*c = '_';
+}
+
+static double now_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The job user's name from the password database, by the uid Slurm
+ * vouches for; the uid in decimal when there is none. */
+static void user_name(uid_t uid, char *buf, size_t size)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[4096];
+
+	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+		snprintf(buf, size, "%s", res->pw_name);
+	else
+		snprintf(buf, size, "%u", (unsigned)uid);
 }
 
 static struct task_rec *task_rec(uint32_t id)
@@ -109,7 +141,7 @@ static void remote_init(spank_t sp)
 		return;
 	if (spank_get_item(sp, S_JOB_UID, &R.uid) != ESPANK_SUCCESS)
 		return;
-	R.coll = ga_collector_create(geteuid() == 0, R.uid);
+	R.coll = ga_collector_create(R.uid);
 	if (!R.coll)
 		ga_log(GA_LOG_ERROR,
 		       "gpualert: init: cannot create the collector "
@@ -120,48 +152,62 @@ static void remote_init(spank_t sp)
 int ga_remote_user_init(spank_t sp)
 {
 	struct ga_plugin *p = &ga_plugin_state;
-	char *optarg = NULL, err[512];
+	char *optval = NULL, err[512];
 	const char *value = NULL;
 	int argc = 0, rc;
 	char **argv = NULL;
-	struct passwd *pw;
+	uint32_t array_id = 0, array_task = 0;
 	static struct spank_option probe = {"gpualert", "MODE", "", 2, 0, NULL};
 
 	remote_init(sp);
-	R.start = time(NULL);
-	spank_get_item(sp, S_JOB_ID, &R.job_id);
-	spank_get_item(sp, S_JOB_STEPID, &R.step_id);
-	spank_get_item(sp, S_JOB_GID, &R.gid);
+	R.start = now_real();
+	if (spank_get_item(sp, S_JOB_ID, &R.job_id) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &R.step_id) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_UID, &R.uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &R.gid) != ESPANK_SUCCESS) {
+		ga_log(GA_LOG_ERROR, "gpualert: user_init: Slurm did not give "
+		                     "the job's ids: gpualert is off for this "
+		                     "step");
+		ga_collector_destroy(R.coll);
+		R.coll = NULL;
+		return 0;
+	}
 	snprintf(R.job, sizeof(R.job), "%u", R.job_id);
 	if (R.step_id == SLURM_BATCH_SCRIPT)
 		snprintf(R.step, sizeof(R.step), "batch");
 	else
 		snprintf(R.step, sizeof(R.step), "%u", R.step_id);
+	/* A job that is not an array task has its own id as array id and
+	 * NO_VAL as task id.  Only a batch step's come from the controller;
+	 * an srun step's are srun's to say, so exit asks the controller. */
+	if (R.step_id == SLURM_BATCH_SCRIPT &&
+	    spank_get_item(sp, S_JOB_ARRAY_ID, &array_id) == ESPANK_SUCCESS &&
+	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) ==
+	            ESPANK_SUCCESS &&
+	    array_id != 0 && array_task != NO_VAL && array_task != INFINITE) {
+		snprintf(R.array_job, sizeof(R.array_job), "%u", array_id);
+		snprintf(R.array_task, sizeof(R.array_task), "%u", array_task);
+	}
+	user_name(R.uid, R.user, sizeof(R.user));
 	getenv_into(sp, "SLURMD_NODENAME", R.node, sizeof(R.node));
 	if (!R.node[0])
 		gethostname(R.node, sizeof(R.node) - 1);
 	getenv_into(sp, "SLURM_JOB_NAME", R.job_name, sizeof(R.job_name));
-	getenv_into(sp, "SLURM_ARRAY_JOB_ID", R.array_job, sizeof(R.array_job));
-	getenv_into(sp, "SLURM_ARRAY_TASK_ID", R.array_task,
-	            sizeof(R.array_task));
-	getenv_into(sp, "SLURM_JOB_USER", R.user, sizeof(R.user));
-	if (!R.user[0] && (pw = getpwuid(R.uid)))
-		snprintf(R.user, sizeof(R.user), "%s", pw->pw_name);
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) == ESPANK_SUCCESS)
 		R.command = join_argv(argc, argv);
 
 	/* The value comes from the user's environment: check it again. */
-	if (spank_option_getopt(sp, &probe, &optarg) == ESPANK_SUCCESS)
-		value = optarg ? optarg : "email";
+	if (spank_option_getopt(sp, &probe, &optval) == ESPANK_SUCCESS)
+		value = optval ? optval : "email";
 	else if (p->opt_seen)
 		value = p->opt_value ? p->opt_value : "email";
 	rc = ga_alert_parse(value, &p->cfg, R.user, &R.alert, err, sizeof(err));
 	if (rc < 0) {
-		/* Bypassed the submission check: keep the logs and report,
+		/* Bypassed the submission check: keep the record and report,
 		 * and say once, to the user, that no mail will come. */
 		slurm_spank_log(
-		        "gpualert: --gpualert: %s; this step gets durable "
-		        "logs and a report but no notification",
+		        "gpualert: --gpualert: %s; this step gets a report but "
+		        "no notification",
 		        err[0] ? err : "out of memory");
 		ga_alert_parse("log", &p->cfg, R.user, &R.alert, err,
 		               sizeof(err));
@@ -177,77 +223,35 @@ int ga_remote_user_init(spank_t sp)
 int ga_remote_task_init(spank_t sp)
 {
 	struct ga_plugin *p = &ga_plugin_state;
-	char path[PATH_MAX], cwd[PATH_MAX], logerr[PATH_MAX + 128];
-	const char *why = NULL, *cwhy = NULL;
-	struct ga_log_ids ids;
-	enum ga_capture_mode mode;
+	char cwd[PATH_MAX];
 	uint32_t gtid = 0;
-	int log_fd = -1, rc, argc = 0;
+	int argc = 0;
 	char **argv = NULL;
+	struct ga_task_ids ids;
 
 	if (!R.active)
 		return 0;
 	spank_get_item(sp, S_TASK_GLOBAL_ID, &gtid);
-	{
-		const char *n = getenv("SLURMD_NODENAME");
-
-		if (n && *n)
-			snprintf(R.node, sizeof(R.node), "%s", n);
-	}
 	if (!getcwd(cwd, sizeof(cwd)))
 		snprintf(cwd, sizeof(cwd), "/");
-	ids = (struct ga_log_ids){R.job,      R.step, gtid, R.user,
-	                          R.job_name, R.node, cwd};
-	logerr[0] = '\0';
-	rc = ga_logfile_expand(p->cfg.log_pattern, &ids, path, sizeof(path),
-	                       &why);
-	if (rc < 0) {
-		snprintf(logerr, sizeof(logerr), "log_pattern: %s", why);
-	} else {
-		log_fd = ga_logfile_open(path, p->cfg.log_file_mode);
-		if (log_fd < 0)
-			snprintf(logerr, sizeof(logerr), "cannot create %s: %s",
-			         path, strerror(-log_fd));
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS) {
+		argc = 0;
+		argv = NULL;
 	}
-	if (log_fd >= 0) {
-		struct ga_log_header h = {
-		        R.job, R.step, gtid,       R.node,     R.user,
-		        0,     NULL,   time(NULL), GA_VERSION,
-		};
-
-		if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) ==
-		    ESPANK_SUCCESS) {
-			h.argc = argc;
-			h.argv = argv;
-		}
-		rc = ga_logfile_write_header(log_fd, &h);
-		if (rc < 0)
-			snprintf(logerr, sizeof(logerr), "cannot write %s: %s",
-			         path, strerror(-rc));
-	}
-	if (logerr[0])
-		ga_log(GA_LOG_ERROR, "gpualert: task %u: %s", gtid, logerr);
-	{
-		struct ga_capture_opts o = {
-		        .task_id = gtid,
-		        .log_fd = log_fd,
-		        .log_private = ga_capture_pattern_has(
-		                p->cfg.log_pattern, "jst"),
-		        .sock_fd = ga_collector_task_fd(R.coll),
-		        .rules_dir = p->cfg.rules_dir,
-		        .classify = true,
-		        .tail_lines = p->cfg.tail_lines,
-		        .max_rss = p->cfg.helper_max_rss,
-		        .work_dir = cwd,
-		        .log_error = logerr[0] ? logerr : NULL,
-		};
-
-		ga_capture_start(&o, &mode, &cwhy);
-	}
-	if (cwhy)
-		ga_log(GA_LOG_INFO, "gpualert: task %u: %s", gtid, cwhy);
-	if (log_fd >= 0)
-		close(log_fd);
+	ids = (struct ga_task_ids){
+	        .job_id = R.job,
+	        .step_id = R.step,
+	        .task_id = gtid,
+	        .user = R.user,
+	        .job_name = R.job_name,
+	        .node = R.node,
+	        .work_dir = cwd,
+	        .argc = argc,
+	        .argv = argv,
+	        .start = time(NULL),
+	        .unique = true, /* Slurm's job, step and task ids */
+	};
+	ga_task_begin(&p->cfg, &ids, ga_collector_task_fd(R.coll), NULL);
 	return 0;
 }
 
@@ -261,12 +265,15 @@ int ga_remote_task_post_fork(spank_t sp)
 		return 0;
 	t = task_rec(gtid);
 	if (t)
-		t->start = time(NULL);
+		t->start = now_real();
 	return 0;
 }
 
-/* cgroup v1 task counter (SLURM-NOTES §8): not hierarchical, only the
- * task's own cgroup counts its kills; absent file = 0. */
+/* cgroup v1 keeps an oom_kill counter per task cgroup in
+ * memory.oom_control; it is not hierarchical, so only the task's own
+ * cgroup counts its kills (the step's and job's say 0).  In task_exit the
+ * controller does not know of the OOM yet; the counter does.  Absent file
+ * (no cgroup, or v2) = 0. */
 static int read_oom_kills(uint32_t local_id)
 {
 	char path[PATH_MAX], line[128], host[256] = "";
@@ -293,9 +300,10 @@ static int read_oom_kills(uint32_t local_id)
 	return 0;
 }
 
-/* Once per step and node, and only after a signal death (FAIL_TIMEOUT is the
- * reason "TimeLimit", 25, that SLURM-NOTES calls WAIT_TIME_LIMIT): one RPC to
- * slurmctld (about 2 ms, SLURM-NOTES §7). */
+/* Once per step and node, and only after a signal death: one RPC to
+ * slurmctld (about 2 ms on a local controller).  In task_exit the job
+ * already shows TIMEOUT/CANCELLED/PREEMPTED (as COMPLETING | state), and
+ * a time limit has state_reason FAIL_TIMEOUT ("TimeLimit", 25). */
 static void query_scheduler(void)
 {
 	job_info_msg_t *msg = NULL;
@@ -309,6 +317,17 @@ static void query_scheduler(void)
 	}
 	if (msg->record_count > 0) {
 		job_info_t *j = &msg->job_array[0];
+
+		/* The controller's array ids: an srun step's own come from
+		 * srun, which takes them from the submitter's environment. */
+		R.array_job[0] = R.array_task[0] = '\0';
+		if (j->array_job_id && j->array_task_id != NO_VAL &&
+		    j->array_task_id != INFINITE) {
+			snprintf(R.array_job, sizeof(R.array_job), "%u",
+			         j->array_job_id);
+			snprintf(R.array_task, sizeof(R.array_task), "%u",
+			         j->array_task_id);
+		}
 
 		switch (j->job_state & JOB_STATE_BASE) {
 		case JOB_TIMEOUT:
@@ -364,80 +383,22 @@ int ga_remote_task_exit(spank_t sp)
 	t->local_id = ltid;
 	t->wstatus = ws;
 	t->exited = true;
-	t->end = time(NULL);
+	t->end = now_real();
 	t->oom_kills = read_oom_kills(ltid);
 	/* Wait (bounded) for the helper: after the last task_exit Slurm
 	 * kills whatever is left in the step cgroup, helper included. */
 	tc = ga_collector_finish_task(R.coll, gtid,
 	                              (int)p->cfg.drain_timeout_ms, &waited);
 	ga_log(GA_LOG_INFO,
-	       "gpualert: task_exit: task %u status 0x%x, waited %.1f ms "
-	       "for the capture (%s, %llu bytes, helper peak RSS %llu KiB)",
-	       gtid, (unsigned)ws, waited,
-	       tc && tc->have_state ? "state received" : "no state",
+	       "gpualert: task_exit: task %u status 0x%x, capture %s, waited "
+	       "%.1f ms (%llu bytes copied, helper peak RSS %llu KiB)",
+	       gtid, (unsigned)ws,
+	       tc ? ga_capture_mode_name(tc->mode) : "unannounced", waited,
 	       tc ? (unsigned long long)tc->bytes : 0ULL,
 	       tc ? (unsigned long long)tc->helper_maxrss_kib : 0ULL);
 	if (WIFSIGNALED(ws) && !R.sched_queried && p->cfg.query_scheduler)
 		query_scheduler();
 	return 0;
-}
-
-static void fill_task(struct ga_task_report *tr, const struct task_rec *t,
-                      const struct ga_ruleset *rs)
-{
-	struct ga_plugin *p = &ga_plugin_state;
-	struct ga_task_capture *tc = ga_collector_task(R.coll, t->id);
-	struct ga_classifier *c = rs ? ga_classifier_create(rs) : NULL;
-	struct ga_status st;
-	char path[PATH_MAX];
-	const char *err = NULL;
-
-	tr->task_id = t->id;
-	tr->start_time = t->start ? t->start : R.start;
-	tr->end_time = t->end;
-	ga_report_set(&tr->node, R.node);
-	ga_status_from_wait(&st, t->wstatus);
-	st.oom_kills = t->oom_kills;
-	if (st.signal)
-		st.state = R.sched;
-	if (tc && tc->work_dir) {
-		struct ga_log_ids ids = {R.job,       R.step,     t->id,
-		                         R.user,      R.job_name, R.node,
-		                         tc->work_dir};
-
-		if (ga_logfile_expand(p->cfg.log_pattern, &ids, path,
-		                      sizeof(path), NULL) == 0)
-			ga_report_set(&tr->log_path, path);
-	}
-	if (!tc || !tc->started)
-		err = "the task never reported to gpualert";
-	else if (tc->error)
-		err = tc->error;
-	else if (tc->helper && !tc->have_state)
-		err = "the capture helper did not report (killed, or over its drain time)";
-	else if (tc->flags & GA_CAPTURE_F_LOG_LOST)
-		err = "writing the durable log failed (disk full?): the log is incomplete";
-	else if (tc->flags & GA_CAPTURE_F_STATE_BIG)
-		err = "the classifier state was too large to transfer";
-	else if (tc->flags & GA_CAPTURE_F_CLS_SKIPPED)
-		err = "output came faster than it could be classified: parts of it "
-		      "are in the log but were not classified";
-	if (err)
-		ga_report_set(&tr->capture_error, err);
-	if (c && tc && tc->have_state && tc->state && tc->state_len) {
-		const char *perr = NULL;
-
-		if (ga_classifier_read_state(c, tc->state, tc->state_len,
-		                             &perr) < 0)
-			ga_log(GA_LOG_INFO,
-			       "gpualert: exit: task %u: bad state: %s", t->id,
-			       perr ? perr : "?");
-	}
-	if (c)
-		ga_classifier_finish(c, &st, &tr->verdict);
-	else
-		tr->verdict.status = st;
-	ga_classifier_destroy(c);
 }
 
 static void collect_files(const struct ga_report *r, struct ga_spool_slot *slot)
@@ -471,17 +432,17 @@ static double ms(const struct timespec *a, const struct timespec *b)
 int ga_remote_exit(spank_t sp)
 {
 	struct ga_plugin *p = &ga_plugin_state;
-	struct ga_ruleset *rs = NULL;
 	struct ga_report r;
-	struct timespec t0, t1, t2, t3;
+	struct timespec t0, t2, t3;
 	int rc;
 
 	(void)sp;
 	if (!R.active)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rs = ga_rules_load(p->cfg.rules_dir, NULL, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (R.step_id != SLURM_BATCH_SCRIPT && !R.sched_queried &&
+	    p->cfg.query_scheduler)
+		query_scheduler();
 	ga_report_init(&r);
 	ga_report_set(&r.origin, "slurm");
 	ga_report_set(&r.job_id, R.job);
@@ -499,19 +460,36 @@ int ga_remote_exit(spank_t sp)
 	ga_report_set(&r.mode, ga_mode_name(R.alert.mode));
 	for (size_t i = 0; i < R.alert.n_recipients; i++)
 		ga_report_add_recipient(&r, R.alert.recipients[i]);
-	r.start_time = R.start;
+	r.start_time = (int64_t)R.start;
 	r.end_time = time(NULL);
 	r.sched_state = R.sched;
-	for (size_t i = 0; i < R.n; i++) {
-		struct ga_task_report *tr;
-		struct ga_task_capture *tc;
+	{
+		struct ga_task_end *ends = calloc(R.n ? R.n : 1, sizeof(*ends));
+		size_t n = 0;
 
-		if (!R.tasks[i].exited || !(tr = ga_report_add_task(&r)))
-			continue;
-		fill_task(tr, &R.tasks[i], rs);
-		tc = ga_collector_task(R.coll, R.tasks[i].id);
-		if (!r.work_dir && tc && tc->work_dir)
-			ga_report_set(&r.work_dir, tc->work_dir);
+		for (size_t i = 0; ends && i < R.n; i++) {
+			struct ga_task_capture *tc;
+
+			if (!R.tasks[i].exited)
+				continue;
+			ends[n++] = (struct ga_task_end){
+			        .task_id = R.tasks[i].id,
+			        .wstatus = R.tasks[i].wstatus,
+			        .start = R.tasks[i].start ? R.tasks[i].start
+			                                  : R.start,
+			        .end = R.tasks[i].end,
+			        .oom_kills = R.tasks[i].oom_kills,
+			        .sched = R.sched,
+			        .node = R.node,
+			};
+			tc = ga_collector_task(R.coll, R.tasks[i].id);
+			if (!r.work_dir && tc && tc->work_dir)
+				ga_report_set(&r.work_dir, tc->work_dir);
+		}
+		/* As the job's user: its bytes are never parsed as root. */
+		ga_task_conclude(&p->cfg, R.coll, ends, n, R.uid, R.gid,
+		                 geteuid() == 0, &r);
+		free(ends);
 	}
 	ga_report_choose_root(&r);
 	clock_gettime(CLOCK_MONOTONIC, &t2);
@@ -542,12 +520,11 @@ int ga_remote_exit(spank_t sp)
 	clock_gettime(CLOCK_MONOTONIC, &t3);
 	ga_log(GA_LOG_INFO,
 	       "gpualert: exit: step %s.%s: %zu task(s), class %s, "
-	       "report %s in %.1f ms (rules %.1f, verdicts %.1f, spool %.1f)",
+	       "report %s in %.1f ms (verdicts %.1f, spool %.1f)",
 	       R.job, R.step, r.n_tasks, ga_class_name(ga_report_class(&r)),
-	       rc < 0 ? "NOT spooled" : "spooled", ms(&t0, &t3), ms(&t0, &t1),
-	       ms(&t1, &t2), ms(&t2, &t3));
+	       rc < 0 ? "NOT spooled" : "spooled", ms(&t0, &t3), ms(&t0, &t2),
+	       ms(&t2, &t3));
 	ga_report_finish(&r);
-	ga_ruleset_destroy(rs);
 out:
 	ga_collector_destroy(R.coll);
 	R.coll = NULL;

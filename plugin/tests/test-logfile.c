@@ -74,6 +74,100 @@ static void test_expand(void)
 	}
 }
 
+/* Open P expecting a refusal of what is there: a fresh name, a note. */
+static int open_noted(const char *p, unsigned mode, const char *what)
+{
+	char actual[PATH_MAX + 64];
+	const char *note = NULL;
+	struct stat a, b;
+	int fd = ga_logfile_open(p, mode, actual, sizeof(actual), &note);
+
+	ok(fd >= 0 && note && strncmp(actual, p, strlen(p)) == 0 &&
+	           strlen(actual) == strlen(p) + 7 && fstat(fd, &a) == 0 &&
+	           stat(actual, &b) == 0 && a.st_ino == b.st_ino &&
+	           a.st_uid == geteuid() && a.st_nlink == 1,
+	   "%s: a fresh file is used instead, and said (%s)", what, actual);
+	return fd;
+}
+
+/* The planted-log attacks: whatever another user prepared at the log's
+ * name, the output never lands in a file they own, share or can read. */
+static void test_planted(void)
+{
+	char p[2 * PATH_MAX], q[PATH_MAX], shared[PATH_MAX / 2];
+	struct stat st, st2;
+	int fd;
+
+	/* Our own earlier log (a requeued job): appended to. */
+	snprintf(p, sizeof(p), "%s/requeue.log", dir);
+	fd = ga_logfile_open(p, 0600, NULL, 0, NULL);
+	ok(fd >= 0 && fstat(fd, &st) == 0, "first open");
+	if (fd >= 0)
+		close(fd);
+	fd = ga_logfile_open(p, 0600, NULL, 0, NULL);
+	ok(fd >= 0 && fstat(fd, &st2) == 0 && st.st_ino == st2.st_ino,
+	   "our own log is reused");
+	if (fd >= 0)
+		close(fd);
+	/* Ours, but opened up (0644 > 0600): someone may be reading it. */
+	chmod(p, 0644);
+	fd = open_noted(p, 0600, "our log with a wider mode");
+	if (fd >= 0)
+		close(fd);
+	/* A hard link to a file of ours elsewhere. */
+	snprintf(q, sizeof(q), "%s/victim-data", dir);
+	close(open(q, O_CREAT | O_WRONLY, 0600));
+	snprintf(p, sizeof(p), "%s/hardlink.log", dir);
+	(void)!link(q, p);
+	fd = open_noted(p, 0600, "a hard link at the log's name");
+	ok(stat(q, &st) == 0 && st.st_size == 0 && st.st_nlink == 2,
+	   "the linked file is untouched");
+	if (fd >= 0)
+		close(fd);
+	if (geteuid() != 0) {
+		ok(1, "# SKIP planting as another user needs root");
+		return;
+	}
+	/* Another user's 0666 file in a sticky shared directory. */
+	snprintf(shared, sizeof(shared), "%s/shared", dir);
+	mkdir(shared, 01777);
+	chmod(shared, 01777);
+	snprintf(p, sizeof(p), "%s/gpualert-7.batch.0.log", shared);
+	close(open(p, O_CREAT | O_WRONLY, 0666));
+	chmod(p, 0666);
+	(void)!chown(p, 65534, 65534);
+	fd = open_noted(p, 0600, "another user's file in a shared directory");
+	ok(stat(p, &st) == 0 && st.st_size == 0,
+	   "the planted file gets nothing");
+	if (fd >= 0)
+		close(fd);
+	/* Another user's file in our own directory (we may not write it
+	 * anyway, but root may: the plugin must never take it). */
+	snprintf(p, sizeof(p), "%s/theirs.log", dir);
+	close(open(p, O_CREAT | O_WRONLY, 0600));
+	(void)!chown(p, 65534, 65534);
+	fd = open_noted(p, 0600, "another user's file");
+	if (fd >= 0)
+		close(fd);
+	/* A job folder another user created first, open to all. */
+	snprintf(q, sizeof(q), "%s/gpualert-8", shared);
+	mkdir(q, 0777);
+	chmod(q, 0777);
+	(void)!chown(q, 65534, 65534);
+	snprintf(p, sizeof(p), "%s/n1.0.0.log", q);
+	fd = ga_logfile_open(p, 0600, NULL, 0, NULL);
+	ok(fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+	           (st.st_mode & 07777) == 0600,
+	   "in a folder someone else made, a new private file");
+	if (fd >= 0)
+		close(fd);
+	/* ... and our own log of the same name there is not trusted. */
+	(void)!chown(p, geteuid(), getegid());
+	fd = open_noted(p, 0600, "a name in a folder others can write");
+	if (fd >= 0)
+		close(fd);
+}
+
 static void test_open(void)
 {
 	char p[PATH_MAX + 64], q[PATH_MAX + 64];
@@ -82,7 +176,7 @@ static void test_open(void)
 
 	umask(022);
 	snprintf(p, sizeof(p), "%s/a.log", dir);
-	fd = ga_logfile_open(p, 0600);
+	fd = ga_logfile_open(p, 0600, NULL, 0, NULL);
 	ok(fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0600,
 	   "created with mode 0600");
 	ok(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC) &&
@@ -91,7 +185,7 @@ static void test_open(void)
 	if (fd >= 0)
 		close(fd);
 	snprintf(p, sizeof(p), "%s/b.log", dir);
-	fd = ga_logfile_open(p, 0640);
+	fd = ga_logfile_open(p, 0640, NULL, 0, NULL);
 	ok(fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0640,
 	   "log_file_mode 0640 honoured despite umask");
 	if (fd >= 0)
@@ -100,21 +194,30 @@ static void test_open(void)
 	snprintf(p, sizeof(p), "%s/link.log", dir);
 	snprintf(q, sizeof(q), "%s/target", dir);
 	(void)!symlink(q, p);
-	fd = ga_logfile_open(p, 0600);
-	ok(fd == -ELOOP && access(q, F_OK) != 0,
-	   "a symlink at the log's name is refused (%d)", fd);
+	fd = open_noted(p, 0600, "a symlink at the log's name");
+	ok(fd >= 0 && access(q, F_OK) != 0,
+	   "a symlink at the log's name is not followed");
+	if (fd >= 0)
+		close(fd);
 
 	snprintf(p, sizeof(p), "%s/fifo.log", dir);
 	mkfifo(p, 0600);
 	alarm(5);
-	fd = ga_logfile_open(p, 0600);
+	fd = open_noted(p, 0600, "a FIFO at the log's name (no blocking)");
 	alarm(0);
-	ok(fd == -EINVAL || fd == -ENXIO,
-	   "a FIFO at the log's name is refused without blocking (%d)", fd);
+	if (fd >= 0)
+		close(fd);
 
-	snprintf(p, sizeof(p), "%s/nodir/x.log", dir);
-	ok(ga_logfile_open(p, 0600) == -ENOENT,
-	   "missing directories are not created");
+	snprintf(p, sizeof(p), "%s/jobdir/x.log", dir);
+	fd = ga_logfile_open(p, 0600, NULL, 0, NULL);
+	snprintf(q, sizeof(q), "%s/jobdir", dir);
+	ok(fd >= 0 && stat(q, &st) == 0 && (st.st_mode & 07777) == 0700,
+	   "the log's own folder is created, private");
+	if (fd >= 0)
+		close(fd);
+	snprintf(p, sizeof(p), "%s/nodir/deeper/x.log", dir);
+	ok(ga_logfile_open(p, 0600, NULL, 0, NULL) == -ENOENT,
+	   "directories above it are not created");
 
 	/* A directory symlink of ours (or root's) is followed; another user's is not. */
 	snprintf(q, sizeof(q), "%s/real", dir);
@@ -122,7 +225,7 @@ static void test_open(void)
 	snprintf(p, sizeof(p), "%s/mine", dir);
 	(void)!symlink(q, p);
 	snprintf(p, sizeof(p), "%s/mine/x.log", dir);
-	fd = ga_logfile_open(p, 0600);
+	fd = ga_logfile_open(p, 0600, NULL, 0, NULL);
 	ok(fd >= 0, "a directory symlink owned by the caller is followed");
 	if (fd >= 0)
 		close(fd);
@@ -131,7 +234,7 @@ static void test_open(void)
 		(void)!symlink(q, p);
 		(void)!lchown(p, 65534, 65534);
 		snprintf(p, sizeof(p), "%s/theirs/x.log", dir);
-		ok(ga_logfile_open(p, 0600) == -ELOOP,
+		ok(ga_logfile_open(p, 0600, NULL, 0, NULL) == -ELOOP,
 		   "a directory symlink owned by another user is refused");
 	} else {
 		ok(1, "# SKIP another user's symlink needs root");
@@ -150,7 +253,7 @@ static void test_header(void)
 	int fd;
 
 	snprintf(p, sizeof(p), "%s/h.log", dir);
-	fd = ga_logfile_open(p, 0600);
+	fd = ga_logfile_open(p, 0600, NULL, 0, NULL);
 	ok(fd >= 0 && ga_logfile_write_header(fd, &h) == 0, "header written");
 	if (fd >= 0) {
 		(void)!write(fd, "first output\n", 13);
@@ -180,6 +283,7 @@ int main(void)
 		tap_skip_all("no temporary directory");
 	test_expand();
 	test_open();
+	test_planted();
 	test_header();
 	{
 		char cmd[PATH_MAX + 16];

@@ -1,15 +1,17 @@
 #!/bin/bash
 # tests/bench/bench-plugin.sh GPUALERT_SO GPUALERT_BIN [PORT]
 #
-# Paired figures, plugin on vs off in the same lab and the same run (the
-# plugstack line is added/removed between steps; slurmstepd reloads it per
-# step).  Not a test: prints numbers.  Needs root and Debian's slurm.
-#   N=50      srun true pairs for launch latency
-#   SIZE=1G   bytes written by the throughput task
-#   REPS=3    throughput repetitions (median reported)
+# What gpualert costs a job, plugin on vs off, paired in the same lab and
+# the same run (the plugstack line is added/removed between steps;
+# slurmstepd reloads it per step), best of REPS.  Not a test: prints
+# figures.  Needs root and Debian's slurm.
+#   SIZE=1G   bytes written by the throughput tasks
+#   REPS=3    repetitions of each throughput case (best reported)
+#   N=30      'srun true' pairs for the launch latency (median)
+#   SECS=10   seconds of the 5,000 lines/s training-log task
 set -u
-SO=$(realpath "$1"); BIN=$(realpath "$2"); PORT=${3:-18870}
-N=${N:-50}; SIZE=${SIZE:-1G}; REPS=${REPS:-3}
+SO=$(realpath "$1"); BIN=$(realpath "$2"); PORT=${3:-18880}
+N=${N:-30}; SIZE=${SIZE:-1G}; REPS=${REPS:-3}; SECS=${SECS:-10}
 LABSH=$(cd "$(dirname "$0")/../slurm" && pwd)/lab.sh
 L=$(mktemp -d /tmp/ga-bench.XXXXXX); chmod 755 "$L"
 export GPUALERT_LAB=$L/lab GPUALERT_LAB_PORT=$PORT GPUALERT_LAB_NODES=1 GPUALERT_LAB_CGROUP=1
@@ -25,59 +27,103 @@ on()  { echo "optional $L/gpualert.so config=$L/gpualert.conf" >"$PS"; }
 off() { rm -f "$PS"; }
 ns()  { date +%s%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+best() { sort -n | head -1; }
 u() { runuser -u labuser -- "$@"; }
+slurmd_log() { cat "$GPUALERT_LAB"/log/slurmd*.log; }
 cd "$J"
+BYTES=$(numfmt --from=iec "$SIZE")
+echo "# gpualert plugin benchmark, $(date -u +%FT%TZ), $(nproc) CPUs, $(uname -r)"
 
-echo "== srun launch latency: median of $N 'srun true', on/off interleaved"
+echo "== srun true, --gpualert=log: median of $N, on/off interleaved"
 : >"$L/lat.on"; : >"$L/lat.off"
 for i in $(seq 1 "$N"); do
     for s in off on; do
-        $s; t0=$(ns); u srun true; t1=$(ns)
+        $s; t0=$(ns); u srun --gpualert=log true 2>/dev/null || u srun true; t1=$(ns)
         echo $(( (t1 - t0) / 1000 )) >>"$L/lat.$s"
     done
 done
 mon=$(median <"$L/lat.on"); moff=$(median <"$L/lat.off")
-printf 'srun true: off %.2f ms, on %.2f ms, added %.2f ms (median)\n' \
-    "$(echo "$moff/1000" | bc -l)" "$(echo "$mon/1000" | bc -l)" "$(echo "($mon-$moff)/1000" | bc -l)"
+printf 'srun true: off %.2f ms, on %.2f ms, added %.2f ms (median of %d)\n' \
+    "$(echo "$moff/1000" | bc -l)" "$(echo "$mon/1000" | bc -l)" "$(echo "($mon-$moff)/1000" | bc -l)" "$N"
 
-tp() {  # label command: a batch task writing to its .out file (the
-        # common case); the task times its own writes, so sbatch's polling
-        # does not blur the figure
-    local label=$1 cmd=$2
-    printf '#!/bin/bash\nt0=$(date +%%s%%N)\n%s\nt1=$(date +%%s%%N)\necho $(( (t1 - t0) / 1000000 )) >%s/tp.ms\n' \
-        "$cmd" "$J" >"$J/tp.sh"
-    chmod 755 "$J/tp.sh"
-    for s in off on; do
-        : >"$L/tp.$s"
-        for r in $(seq 1 "$REPS"); do
-            $s; rm -f "$J"/tp.out "$J"/gpualert-*.log "$J/tp.ms"
+# A task that times its own writes (so sbatch's polling does not blur the
+# figure) and writes the time to tp.ms.
+timed() { printf '#!/bin/bash\nt0=$(date +%%s%%N)\n%s\nt1=$(date +%%s%%N)\necho $(( (t1 - t0) / 1000000 )) >%s/tp.ms\n' "$1" "$J"; }
+ratio() {  # label offms onms
+    printf '%s: off %d ms (%.0f MB/s), on %d ms (%.0f MB/s) -> on = %.1f %% of off\n' \
+        "$1" "$2" "$(echo "$BYTES/1000/$2" | bc -l)" "$3" "$(echo "$BYTES/1000/$3" | bc -l)" \
+        "$(echo "100*$2/$3" | bc -l)"
+}
+batch() {  # label command: a batch task writing to its .out (best of REPS)
+    local label=$1 s r extra=0 e
+    timed "$2" >"$J/tp.sh"; chmod 755 "$J/tp.sh"
+    for s in off on; do : >"$L/tp.$s"; done
+    for r in $(seq 1 "$REPS"); do
+        for s in off on; do
+            $s; rm -rf "$J"/tp.out "$J"/gpualert-* "$J/tp.ms"
             u sbatch --wait -Q -o "$J/tp.out" "$J/tp.sh" >/dev/null
+            cat "$J/tp.ms" >>"$L/tp.$s"
+            if [ $s = on ]; then
+                e=$(du -sb --exclude=tp.out --exclude=tp.sh --exclude=tp.ms "$J" | cut -f1)
+                e=$((e - $(stat -c %s "$J")))   # the directory itself
+                [ "$e" -gt "$extra" ] && extra=$e
+            fi
+        done
+    done
+    ratio "$label" "$(best <"$L/tp.off")" "$(best <"$L/tp.on")"
+    echo "  files gpualert left in the working directory: $extra bytes"
+}
+step() {  # label command: an srun step writing through its pipe (best of REPS)
+    local label=$1 s r
+    timed "$2" >"$J/tp.sh"; chmod 755 "$J/tp.sh"
+    for s in off on; do : >"$L/tp.$s"; done
+    for r in $(seq 1 "$REPS"); do
+        for s in off on; do
+            $s; rm -rf "$J"/gpualert-* "$J/tp.ms"
+            u srun "$J/tp.sh" >/dev/null
             cat "$J/tp.ms" >>"$L/tp.$s"
         done
     done
-    local a b
-    a=$(median <"$L/tp.off"); b=$(median <"$L/tp.on")
-    printf '%s: off %d ms (%.0f MB/s), on %d ms (%.0f MB/s) -> on = %.1f %% of off throughput\n' \
-        "$label" "$a" "$(echo "$BYTES/1000/$a" | bc -l)" "$b" "$(echo "$BYTES/1000/$b" | bc -l)" \
-        "$(echo "100*$a/$b" | bc -l)"
+    ratio "$label" "$(best <"$L/tp.off")" "$(best <"$L/tp.on")"
 }
-BYTES=$(numfmt --from=iec "$SIZE")
-echo "== throughput: a batch task writing $SIZE to its .out file (median of $REPS)"
-tp "$SIZE of zeros (64 KiB writes, no newlines)" "dd if=/dev/zero bs=64k count=$((BYTES / 65536)) status=none"
-tp "$SIZE of 45-byte log lines" "yes 'epoch 3 step 1200 loss 0.3312 lr 0.0001 ok' | head -c $SIZE"
-on
-echo "== helper peak RSS and collector wait (slurmd.log)"
-grep -h 'helper peak RSS' "$GPUALERT_LAB"/log/slurmd*.log | tail -4 | sed 's/^.*gpualert: //'
-grep -h 'gpualert: exit' "$GPUALERT_LAB"/log/slurmd*.log | sed -n 's/.*report spooled in \([0-9.]*\) ms.*/\1/p' |
-    median | xargs printf 'slurm_spank_exit report (rules + verdicts + spool fsync): median %s ms\n'
-grep -h 'gpualert: exit' "$GPUALERT_LAB"/log/slurmd*.log | tail -1 | sed 's/^.*gpualert: /last: /'
 
-echo "== gpualert run -- true vs true (median of $N)"
-: >"$L/run.on"; : >"$L/run.off"
-for i in $(seq 1 "$N"); do
-    t0=$(ns); true; /bin/true; t1=$(ns); echo $(( (t1 - t0) / 1000 )) >>"$L/run.off"
-    t0=$(ns); "$BIN" run --config "$L/gpualert.conf" --log "$L/run.log" -- /bin/true; t1=$(ns)
-    echo $(( (t1 - t0) / 1000 )) >>"$L/run.on"
-done
-printf 'gpualert run -- true: %.2f ms; /bin/true: %.2f ms (median)\n' \
-    "$(echo "$(median <"$L/run.on")/1000" | bc -l)" "$(echo "$(median <"$L/run.off")/1000" | bc -l)"
+echo "== a batch task writing $SIZE to its .out file (best of $REPS)"
+batch "batch, $SIZE in 64 KiB writes" "dd if=/dev/zero bs=64k count=$((BYTES / 65536)) status=none"
+batch "batch, $SIZE of 50-byte lines" "yes 'epoch 3 step 1200 loss 0.3312 lr 0.0001 ok .....' | head -c $SIZE"
+echo "== an srun step writing $SIZE through its pipe to srun (best of $REPS)"
+step "srun, $SIZE in 64 KiB writes" "dd if=/dev/zero bs=64k count=$((BYTES / 65536)) status=none"
+step "srun, $SIZE of 50-byte lines" "yes 'epoch 3 step 1200 loss 0.3312 lr 0.0001 ok .....' | head -c $SIZE"
+
+echo "== CPU of gpualert per CPU of a task printing 5,000 flushed lines/s for $SECS s"
+cat >"$J/trainlog.py" <<'EOP'
+import os, sys, time
+secs = float(sys.argv[1]); n = 0; t0 = time.monotonic()
+while time.monotonic() - t0 < secs:
+    n += 1
+    print(f"[rank 0] epoch 3 step {n} loss {1.0 / (1 + n % 97):.4f} lr 0.0001 grad_norm 1.23", flush=True)
+    if n % 50 == 0:
+        time.sleep(max(0.0, n / 5000 - (time.monotonic() - t0)))
+t = os.times()
+open(sys.argv[2], "w").write(f"{(t.user + t.system) * 1000:.0f}\n")
+EOP
+on
+cpu() {  # label: how the task ran
+    local task_ms g
+    task_ms=$(cat "$J/task.cpu")
+    g=$(slurmd_log | grep 'gpualert: task 0: record' | tail -1 |
+        sed -n 's/.* in \([0-9.]*\) ms CPU; helper \([0-9]*\) ms CPU/\1 \2/p')
+    read -r cls hlp <<<"$g"
+    printf '%s: task %d ms CPU; gpualert: read-back %.1f ms + helper %d ms -> %.4f CPU-s per CPU-s\n' \
+        "$1" "$task_ms" "$cls" "$hlp" "$(echo "($cls + $hlp) / $task_ms" | bc -l)"
+}
+u sbatch --wait -Q -o "$J/train.out" --wrap "python3 $J/trainlog.py $SECS $J/task.cpu" >/dev/null
+cpu "batch (.out file)"
+u srun python3 "$J/trainlog.py" "$SECS" "$J/task.cpu" >/dev/null
+cpu "srun (pipe)"
+
+echo "== step completion: slurm_spank_exit (read-back + verdicts + spool fsync), from slurmd.log"
+slurmd_log | grep 'gpualert: exit' | sed -n 's/.*report spooled in \([0-9.]*\) ms.*/\1/p' |
+    sort -n | awk '{a[NR]=$1} END {if (NR) printf "median %s ms, max %s ms over %d steps\n", a[int((NR+1)/2)], a[NR], NR}'
+echo "== helper peak RSS (srun steps)"
+slurmd_log | grep -h 'helper peak RSS' | sed -n 's/.*helper peak RSS \([0-9]*\) KiB.*/\1/p' | sort -n | tail -1 |
+    xargs -r printf 'max %s KiB\n'

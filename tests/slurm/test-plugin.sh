@@ -8,8 +8,15 @@
 # job ids match; then for every job we assert:
 #   - same exit code and state (scontrol show job, sacct -c / jobcomp);
 #   - byte-identical output (after mapping the labs' node names);
-#   - on: a durable log with its header first, holding the job's output;
+#   - on, batch (the output is a file): no file of gpualert's anywhere in
+#     the working directory, and the report's record names the .out;
+#   - on, srun (a pipe): a durable log in gpualert-<job>/, header first,
+#     holding the task's bytes;
 #   - on: the spooled report's verdict.
+# Among the jobs are the ones that try hardest to tell plugin on from off:
+# /dev/stdout reopened, [ -f /dev/stdout ], O_NONBLOCK on stdout, a script
+# appending to its own .out by name, ENOSPC on the .out, and a job that
+# kills every gpualert process it can see.
 # Needs root, Debian's slurm packages, cgroup v1.  Prints TAP.
 set -u
 SO=$(realpath "$1"); BIN=$(realpath "$2"); BASE=${3:-18840}
@@ -25,10 +32,12 @@ ROOT=$(mktemp -d /tmp/ga-it.XXXXXX)
 chmod 755 "$ROOT"
 declare -A PORT=([on]=$BASE [off]=$((BASE + 10)))
 declare -A TINY=([on]=$ROOT/on-tiny [off]=$ROOT/off-tiny)
+declare -A FULL=([on]=$ROOT/on-full [off]=$ROOT/off-full)
 cleanup() {
     for s in on off; do
         GPUALERT_LAB=$ROOT/$s "$LABSH" stop >/dev/null 2>&1
         mountpoint -q "$ROOT/$s-tiny" && umount "$ROOT/$s-tiny"
+        mountpoint -q "$ROOT/$s-full" && umount "$ROOT/$s-full"
     done
     [ -n "${KEEP:-}" ] || rm -rf "$ROOT"
 }
@@ -44,10 +53,13 @@ start_lab() {   # $1 = on|off
         GPUALERT_LAB_CPUS=12 GPUALERT_LAB_MEM=6000 "$LABSH" start >"$ROOT/$s-start.log" 2>&1 \
         || { echo "# lab $s failed to start:"; sed 's/^/#   /' "$ROOT/$s-start.log"; return 1; }
     mkdir -p "${TINY[$s]}" && mount -t tmpfs -o size=1m,mode=1777 tmpfs "${TINY[$s]}"
+    # the .out of job "enospc" lives on a file system that fills up
+    mkdir -p "${FULL[$s]}" && mount -t tmpfs -o size=256k,mode=1777 tmpfs "${FULL[$s]}"
     if [ "$s" = on ]; then
         install -d -m 0700 "$L/gaspool"
         install -m 0755 "$SO" "$L/gpualert.so"      # a new inode, never in place
-        printf '[general]\nspool_dir=%s/gaspool\ndefault_mode=log\ndrain_timeout_ms=5000\n' "$L" >"$L/gpualert.conf"
+        # keep = all: the logs of successful steps stay, to be checked
+        printf '[general]\nspool_dir=%s/gaspool\ndefault_mode=log\ndrain_timeout_ms=5000\n[capture]\nkeep=all\n' "$L" >"$L/gpualert.conf"
         chmod 644 "$L/gpualert.conf"
         echo "optional $L/gpualert.so config=$L/gpualert.conf" >"$L/etc/plugstack.conf.d/gpualert.conf"
     fi
@@ -74,12 +86,20 @@ nan	batch	-N1	python3 -c 'import math; [print(f"step {i} loss {1.0/(5-i) if i<5 
 bigbatch	batch	-N1	seq 1 1000000; echo LAST-LINE	success
 timelimit	batch	-N1 --time=1	echo sleeping; sleep 300	time_limit
 scancel	batch	-N1	echo waiting; sleep 300	cancelled
-execfail	srun	-N1	/nonexistent/train.bin --epochs 3	*
+devstdout	batch	-N1	echo first; echo second > /dev/stdout; [ -f /dev/stdout ] && echo is-a-file; echo last	success
+nonblock	batch	-N1	python3 -c 'import os, fcntl, sys; fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_NONBLOCK); [sys.stdout.write(f"{i}\n") for i in range(3000000)]'; echo "rc=$?"	success
+appendself	batch	-N1	for i in 1 2 3; do echo "stdout $i"; echo "by name $i" >> appendself.out; done	success
+enospc	batch	-N1	head -c 1000000 /dev/zero | tr '\0' x; echo; echo "rc=$?" >&2; exit 42	*
+killhelper	batch	-N1	echo before; pkill -KILL -u "$(id -u)" -x slurmstepd; sleep 1; seq 1 1000; echo after	success
+execfail	srun	-N1	/nonexistent/train.bin --epochs 3	io_error
 bigsrun	srun	-N1 -n2	bash -c 'seq 1 1000000; echo LAST-LINE-$SLURM_PROCID'	success
 bgchild	srun	-N1	bash -c 'sleep 30 & echo bye'	success
 twonode	srun	-N2 -n2	bash -c 'if [ $SLURM_PROCID = 1 ]; then echo "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"; exit 1; fi; sleep 4; echo "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7) ran for 600000 milliseconds"; exit 1'	cuda_oom
 EOT
 
+out_of() {  # $1=lab $2=name: where a batch job's .out goes
+    if [ "$2" = enospc ]; then echo "${FULL[$1]}/enospc.out"; else echo "$ROOT/$1/jobs/$2.out"; fi
+}
 submit() {  # $1=lab $2=name $3=kind $4=opts $5=cmd
     local s=$1 name=$2 kind=$3 opts=$4 cmd=${5//@TINY@/${TINY[$1]}} L=$ROOT/$1
     local J=$L/jobs
@@ -87,7 +107,7 @@ submit() {  # $1=lab $2=name $3=kind $4=opts $5=cmd
     export SLURM_CONF=$L/etc/slurm.conf
     if [ "$kind" = batch ]; then
         printf '#!/bin/bash\n%s\n' "$cmd" >"$J/$name.sh"; chmod 755 "$J/$name.sh"
-        runuser -u labuser -- sbatch --parsable -D "$J" -J "$name" -o "$J/$name.out" \
+        runuser -u labuser -- sbatch --parsable -D "$J" -J "$name" -o "$(out_of $s $name)" \
             $opts "$J/$name.sh" >"$J/$name.jobid" 2>"$J/$name.submit-err"
     else
         ( cd "$J" && t0=$(date +%s.%N)
@@ -142,6 +162,16 @@ printf 'preempt\tbatch\t-N1\t-\tcancelled\n' >>"$JOBS"
 echo "# including preemption: $(( $(date +%s) - T0 )) s"
 
 # ------------------------------------------------------------------ checks
+# srun returns before slurmstepd's slurm_spank_exit writes the report
+report_of() {   # job name -> report path, waiting up to 10 s
+    local r i
+    for i in $(seq 1 100); do
+        r=$(grep -l "\"job_name\":\"$1\"" $ROOT/on/gaspool/new/*.json 2>/dev/null | head -1)
+        [ -n "$r" ] && { echo "$r"; return 0; }
+        sleep 0.1
+    done
+    echo /dev/null
+}
 job_field() {  # lab jobid field
     SLURM_CONF=$ROOT/$1/etc/slurm.conf scontrol show job "$2" 2>/dev/null |
         tr ' ' '\n' | sed -n "s/^$3=//p" | head -1
@@ -183,23 +213,27 @@ while IFS=$'\t' read -r name kind opts cmd class; do
             cmp -s <(sort $ON/$name.out) <(sort $OFF/$name.out)
         check "$name: 2,000,002 lines, both last lines" \
             [ "$(wc -l <$ON/$name.out)" = 2000002 -a "$(grep -c LAST-LINE- $ON/$name.out)" = 2 ]
+    elif [ "$kind" = batch ]; then
+        oon=$(out_of on $name) ooff=$(out_of off $name)
+        check "$name: output byte-identical" cmp -s <(norm $oon) <(norm $ooff)
     else
         check "$name: output byte-identical" cmp -s <(norm $ON/$name.out) <(norm $OFF/$name.out)
     fi
-    # durable logs of this job: header first, then the task's own bytes
-    logs=$(ls $ON/gpualert-$jid.$step.*.log 2>/dev/null)
-    check "$name: durable log(s) present for job $jid step $step" [ -n "$logs" ]
+    logs=$(ls $ON/gpualert-$jid/*.$step.*.log 2>/dev/null)
+    if [ "$kind" = batch ]; then
+        # the .out is the record: gpualert wrote nothing next to it
+        check "$name: no file of gpualert's in the working directory" \
+            [ -z "$(ls -d $ON/gpualert-$jid $ON/gpualert-$jid.* 2>/dev/null)" ]
+    else
+        # durable logs of this step: header first, then the task's bytes
+        check "$name: durable log(s) present for job $jid step $step" [ -n "$logs" ]
+    fi
     for log in $logs; do
         check "$name: $(basename $log) starts with its header" \
             bash -c "head -1 '$log' | grep -q '^# gpualert ' && grep -q '^# ---- output ----\$' '$log'"
         check "$name: $(basename $log) owned by labuser, mode 600" \
             [ "$(stat -c %U:%a $log)" = labuser:600 ]
     done
-    if [ "$kind" = batch ] && [ -n "$logs" ]; then
-        # the log = the .out minus what slurmstepd itself writes there
-        check "$name: log body = job output (minus slurmstepd's own lines)" \
-            cmp -s <(sed '1,/^# ---- output ----$/d' $logs) <(grep -v '^slurmstepd' $ON/$name.out)
-    fi
     if [ "$name" = bigsrun ]; then
         for log in $logs; do
             check "$name: $(basename $log) has all 1,000,001 lines" \
@@ -208,6 +242,15 @@ while IFS=$'\t' read -r name kind opts cmd class; do
     fi
     reps=$(ls $ROOT/on/gaspool/new/$jid.$step.*.json 2>/dev/null)
     if [ -z "$reps" ]; then nok "$name: report spooled"; continue; fi
+    if [ "$kind" = batch ]; then
+        check "$name: the report's record is the .out, its whole byte range" python3 -c '
+import json, os, sys
+r = json.load(open(sys.argv[1])); t = r["tasks"][0]; rec = t.get("record", {})
+st = os.stat(sys.argv[2])
+sys.exit(not (rec.get("kind") == "file" and t["log_path"] == sys.argv[2] and
+              rec["ino"] == st.st_ino and rec["start"] == 0 and rec["end"] <= st.st_size))' \
+            $reps "$(out_of on $name)"
+    fi
     # One report per step and node (each node's slurmstepd writes its
     # own); across nodes the root cause is the failing task that ended
     # first, as ga_report_choose_root does within one report.
@@ -232,6 +275,14 @@ EOP
     else
         check "$name: verdict $class (got $got)" [ "$got" = "$class" ]
     fi
+    case $name in timelimit|scancel|hostoom|preempt)
+        # SIGKILLed by Slurm: the verdict's tail still holds the last lines
+        check "$name: the report's tail holds the job's last output" python3 -c '
+import json, sys
+want = {"timelimit": "sleeping", "scancel": "waiting", "hostoom": "allocating", "preempt": "low priority work"}[sys.argv[1]]
+tails = [t.get("tail", "") for f in sys.argv[2:] for t in json.load(open(f))["tasks"]]
+sys.exit(not any(want in t for t in tails))' $name $reps ;;
+    esac
     if [ "$name" = twonode ]; then
         check "$name: root cause is rank 1, which failed first (got rank $root_rank)" [ "$root_rank" = 1 ]
         check "$name: one report per node" [ "$(ls $ROOT/on/gaspool/new/$jid.$step.*.json | wc -l)" = 2 ]
@@ -248,22 +299,29 @@ check "bad --gpualert rejected at submission (rc $rc)" [ $rc != 0 ]
 check "bad --gpualert: clear message" grep -q "is not a plain mail address" <<<"$out"
 out=$(cd $ROOT/on/jobs && runuser -u labuser -- sbatch --gpualert=mail --wrap true 2>&1); rc=$?
 check "bad --gpualert rejected by sbatch too (rc $rc)" [ $rc != 0 ]
+# the srun path: a job that kills its helper is told apart from the job
+# (SIGPIPE cannot be avoided once the pipe's reader is gone) and the report
+# says exactly what happened
+(cd $ROOT/on/jobs && runuser -u labuser -- srun -J killsrun bash -c \
+    'echo before; pkill -KILL -u "$(id -u)" -x slurmstepd; sleep 1; echo after' >/dev/null 2>&1)
+rep=$(report_of killsrun)
+check "srun job killing its helper: the report says the capture helper did not finish" \
+    grep -q 'capture helper did not finish' "${rep:-/dev/null}"
+# srun -u: a pty on fd 1 (left alone), a pipe on fd 2 (captured)
+(cd $ROOT/on/jobs && runuser -u labuser -- srun -u -J unbuffered bash -c \
+    'echo to-the-pty; echo "ModuleNotFoundError: No module named foo" >&2; exit 1' >/dev/null 2>&1)
+check "srun -u: stderr is captured, and classified" grep -q '"class":"import_error"' "$(report_of unbuffered)"
 check "srun --help lists --gpualert" bash -c "SLURM_CONF=$SLURM_CONF srun --help | grep -q -- --gpualert"
 # --gpualert=off: no log, no report
 before=$(ls $ROOT/on/gaspool/new | wc -l)
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -J offjob --gpualert=off true)
-sleep 1
+# the job is in jobcomp only once completed, after slurm_spank_exit
+for i in $(seq 1 100); do
+    sacct -c -n -o JobName 2>/dev/null | grep -qw offjob && break
+    sleep 0.1
+done
+check "--gpualert=off: the job completed" bash -c "sacct -c -n -o JobName | grep -qw offjob"
 check "--gpualert=off: no report" [ "$(ls $ROOT/on/gaspool/new | wc -l)" = "$before" ]
-# srun returns before slurmstepd's slurm_spank_exit writes the report
-report_of() {   # job name -> report path, waiting up to 10 s
-    local r i
-    for i in $(seq 1 100); do
-        r=$(grep -l "\"job_name\":\"$1\"" $ROOT/on/gaspool/new/*.json 2>/dev/null | head -1)
-        [ -n "$r" ] && { echo "$r"; return 0; }
-        sleep 0.1
-    done
-    echo /dev/null
-}
 # email mode: owner as recipient, the failing log attached in the spool
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -J mailjob --gpualert=email \
     bash -c 'echo "RuntimeError: CUDA out of memory. Tried to allocate 1 GiB"; exit 1' >/dev/null 2>&1)
@@ -287,6 +345,15 @@ out=$(cd / && runuser -u labuser -- srun -J rodir -D / bash -c 'echo fine; exit 
 check "unwritable work dir: output and exit code unchanged (rc $rc)" [ $rc = 4 -a "$out" = fine ]
 rep=$(report_of rodir)
 check "unwritable work dir: report says why there is no log" grep -q 'cannot create' "${rep:-/dev/null}"
+# identity comes from Slurm, never from the job's environment
+(cd $ROOT/on/jobs && SLURM_JOB_USER=root SLURM_ARRAY_JOB_ID=1 SLURM_ARRAY_TASK_ID=0 \
+    runuser -u labuser -- srun -J forged --export=ALL,SLURM_JOB_USER=root,SLURM_ARRAY_JOB_ID=1,SLURM_ARRAY_TASK_ID=0 \
+    bash -c 'exit 3' >/dev/null 2>&1)
+rep=$(report_of forged)
+check "forged SLURM_JOB_USER/SLURM_ARRAY_*: the report is labuser's, not an array task" python3 -c '
+import json, sys; r = json.load(open(sys.argv[1]))
+sys.exit(not (r["user"] == "labuser" and r["uid"] != 0 and "array_job_id" not in r and
+              not any("root" in x for x in r.get("recipients", []))))' "${rep:-/dev/null}"
 grep -h 'gpualert: exit' $ROOT/on/log/slurmd*.log | sed -n 's/.*report spooled in \([0-9.]*\) ms.*/\1/p' |
     sort -n | awk '{a[NR]=$1} END {if (NR) printf "# slurm_spank_exit report time: median %s ms, max %s ms over %d steps\n", a[int((NR+1)/2)], a[NR], NR}'
 echo "1..$n"

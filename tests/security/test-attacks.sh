@@ -1,0 +1,175 @@
+#!/bin/bash
+# tests/security/test-attacks.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
+#
+# The trust boundary, attacked on a real Slurm lab with gpualert loaded:
+# two unprivileged users, "gpa-attacker" and "gpa-victim", and a real SMTP
+# server on loopback.  Each test passes only when the attack yields
+# nothing: no mail of the victim's reaches the attacker, no report is
+# merged, replaced or re-attributed, no signal reaches a process that is
+# not the helper's, no output lands in a file the attacker prepared.
+# Needs root, Debian's slurm packages, python3-aiosmtpd.  Prints TAP.
+set -u
+SO=$(realpath "$1"); BIN=$(realpath "$2"); BASE=${3:-18870}
+HERE=$(cd "$(dirname "$0")" && pwd)
+LABSH=$HERE/../slurm/lab.sh
+SINK=$HERE/../demo/mailsink.py
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 77; }
+for b in slurmctld slurmd srun; do
+    command -v $b >/dev/null || { echo "1..0 # SKIP $b not installed"; exit 77; }
+done
+
+ROOT=$(mktemp -d /tmp/ga-sec.XXXXXX)
+chmod 755 "$ROOT"
+export GPUALERT_LAB=$ROOT/lab GPUALERT_LAB_PORT=$BASE GPUALERT_LAB_CPUS=8
+SMTP_PORT=$((BASE + 5))
+sink_pid=
+cleanup() {
+    "$LABSH" stop >/dev/null 2>&1
+    [ -n "$sink_pid" ] && kill "$sink_pid" 2>/dev/null
+    [ -n "${KEEP:-}" ] || rm -rf "$ROOT"
+}
+trap cleanup EXIT
+n=0; fails=0
+ok()   { n=$((n+1)); echo "ok $n - $*"; }
+nok()  { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+
+for u in gpa-attacker gpa-victim; do
+    id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u"
+done
+"$LABSH" start >"$ROOT/start.log" 2>&1 || { echo "1..0 # SKIP lab did not start"; sed 's/^/# /' "$ROOT/start.log"; exit 1; }
+eval "$("$LABSH" env)"
+"$LABSH" gpualert "$SO" "$SMTP_PORT" '[capture]' 'keep = all' >/dev/null
+L=$GPUALERT_LAB
+SPOOL=$L/gaspool
+mkdir -p "$ROOT/mail"
+/usr/bin/python3 "$SINK" "$SMTP_PORT" "$ROOT/mail" >"$ROOT/sink.log" 2>&1 &
+sink_pid=$!
+for i in $(seq 1 100); do grep -q listening "$ROOT/sink.log" && break; sleep 0.1; done
+# a shared, sticky project directory both users work in
+SHARED=$ROOT/shared
+install -d -m 1777 "$SHARED"
+for u in gpa-attacker gpa-victim; do install -d -o $u -g $u -m 0755 "$ROOT/$u"; done
+
+as() { local u=$1; shift; (cd "$ROOT/$u" && runuser -u "$u" -- "$@"); }
+wait_idle() { for i in $(seq 1 120); do [ -z "$(squeue -h -o %i)" ] && return 0; sleep 0.5; done; }
+reports_of_uid() { grep -l "\"uid\":$(id -u $1)," $SPOOL/new/*.json 2>/dev/null; }
+
+# ---------------------------------------------------------------- identity
+# 1. An array id forged in the environment must not merge the attacker's
+#    report into the victim's job, nor replace the victim's report.
+vjob=$(as gpa-victim sbatch --parsable --gpualert=email -o victim.out --wrap 'echo victim-secret-data; exit 1')
+wait_idle
+as gpa-attacker env SLURM_ARRAY_JOB_ID="$vjob" SLURM_ARRAY_TASK_ID=9 \
+    sbatch --parsable --gpualert=email -o a1.out --wrap 'echo attacker-one; exit 1' >"$ROOT/a1.jobid"
+as gpa-attacker env SLURM_ARRAY_JOB_ID="$vjob" SLURM_ARRAY_TASK_ID=0 SLURM_JOB_ID="$vjob" \
+    srun -J a1srun --gpualert=email bash -c 'echo attacker-two; exit 1' >/dev/null 2>&1
+as gpa-attacker env SLURM_JOB_USER=gpa-victim \
+    sbatch --parsable --gpualert=email -o a3.out --wrap 'echo attacker-three; exit 1' >"$ROOT/a3.jobid"
+wait_idle; sleep 1
+check "forged SLURM_ARRAY_*: no report of the attacker is keyed to the victim's job $vjob" \
+    bash -c "! grep -l '\"uid\":$(id -u gpa-attacker),' $SPOOL/new/${vjob}[._]*.json 2>/dev/null | grep -q ."
+check "forged SLURM_ARRAY_*: the victim's report is intact (its uid, its output)" python3 -c '
+import json, sys, glob
+r = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/new/" + sys.argv[2] + ".*.json")]
+sys.exit(not (len(r) == 1 and r[0]["uid"] == int(sys.argv[3]) and "victim-secret-data" in json.dumps(r[0])))' \
+    "$SPOOL" "$vjob" "$(id -u gpa-victim)"
+check "forged SLURM_JOB_USER: the attacker's reports are the attacker's" python3 -c '
+import json, sys
+for f in sys.argv[2:]:
+    r = json.load(open(f))
+    if r["user"] != "gpa-attacker" or any("victim" in x for x in r["recipients"]):
+        sys.exit(1)
+sys.exit(len(sys.argv) < 4)' x $(reports_of_uid gpa-attacker)
+# deliver everything: the victim's data reaches only the victim
+"$BIN" send --once --now --config "$L/gpualert.conf" >"$ROOT/send.log" 2>&1
+check "mail: something was delivered" bash -c "ls $ROOT/mail/*.eml >/dev/null 2>&1"
+check "mail: no message to the attacker carries the victim's output" python3 -c '
+import email, glob, sys
+from email import policy
+bad = 0
+for f in glob.glob(sys.argv[1] + "/*.eml"):
+    m = email.message_from_binary_file(open(f, "rb"), policy=policy.default)
+    to = str(m["To"] or "") + str(m["Cc"] or "")
+    text = open(f, "rb").read()
+    body = b"".join(p.get_payload(decode=True) or b"" for p in m.walk() if not p.is_multipart())
+    if "attacker" in to and (b"victim-secret-data" in body or b"victim-secret-data" in text):
+        bad += 1
+    if "victim" in to and "attacker" in to:
+        bad += 1
+sys.exit(bad)' "$ROOT/mail"
+check "sent.log: one line per message, no forged line" bash -c \
+    "! grep -v '^[^[:cntrl:]]*$' $SPOOL/sent.log 2>/dev/null | grep -q ."
+
+# ------------------------------------------------------------- pid recycling
+# 2. The job kills its capture helper and lets another user's process take
+#    the pid (forced here with ns_last_pid): root must not signal it.
+cat >"$ROOT/gpa-attacker/recycle.sh" <<'EOS'
+#!/bin/bash
+h=$(pgrep -u "$(id -u)" -x slurmstepd | head -1)
+echo "$h" >"$1/helper.pid"
+kill -KILL "$h"
+for i in $(seq 1 100); do [ -e "$1/victim.started" ] && break; sleep 0.1; done
+echo done
+EOS
+chmod 755 "$ROOT/gpa-attacker/recycle.sh"
+install -d -m 0777 "$ROOT/xchg"
+( as gpa-attacker srun -J recycle --gpualert=log ./recycle.sh "$ROOT/xchg" >/dev/null 2>&1 ) &
+srun_pid=$!
+for i in $(seq 1 100); do [ -s "$ROOT/xchg/helper.pid" ] && break; sleep 0.1; done
+hp=$(cat "$ROOT/xchg/helper.pid" 2>/dev/null)
+vp=
+if [ -n "$hp" ]; then
+    for i in $(seq 1 50); do kill -0 "$hp" 2>/dev/null || break; sleep 0.05; done
+    # the next pid the kernel hands out is the dead helper's
+    echo $((hp - 1)) >/proc/sys/kernel/ns_last_pid
+    # setpriv execs in place: no forked child takes the pid first
+    setpriv --reuid=gpa-victim --regid=gpa-victim --clear-groups sleep 60 &
+    sleep 0.3
+    vp=$(pgrep -u "$(id -u gpa-victim)" -x sleep | head -1)
+fi
+touch "$ROOT/xchg/victim.started"
+wait "$srun_pid"
+sleep 1
+if [ -n "$vp" ] && [ "$vp" = "$hp" ]; then
+    check "recycled pid $vp (the helper's, now the victim's): not signalled by root" kill -0 "$vp"
+else
+    check "recycled pid: the victim's process (pid ${vp:-none}, helper ${hp:-none}) survives" \
+        bash -c "[ -n '$vp' ] && kill -0 '$vp'"
+fi
+[ -n "$vp" ] && kill "$vp" 2>/dev/null
+
+# ------------------------------------------------------------- planted logs
+# 3. In a shared sticky directory the attacker prepares the next jobs' log
+#    folders and files (mode 0777/0666, owned by the attacker).
+next=$(( $(squeue -h -o %i -t all 2>/dev/null | sort -n | tail -1) + 0 ))
+last=$(sacct -c -n -o JobID 2>/dev/null | tr -d ' ' | grep -E '^[0-9]+$' | sort -n | tail -1)
+base=$(( ${last:-0} > next ? ${last:-0} : next ))
+for j in $(seq $((base + 1)) $((base + 4))); do
+    as gpa-attacker bash -c "mkdir -m 0777 $SHARED/gpualert-$j; chmod 0777 $SHARED/gpualert-$j
+        for node in \$(hostname) $(scontrol show nodes -o | sed -n 's/^NodeName=\([^ ]*\).*/\1/p' | tr '\n' ' '); do
+            for t in 0 1; do f=$SHARED/gpualert-$j/\$node.0.\$t.log; : >\$f; chmod 0666 \$f; done
+        done"
+done
+(cd "$SHARED" && runuser -u gpa-victim -- srun -J planted --gpualert=log bash -c 'echo victim-private-output; exit 1' >/dev/null 2>&1)
+sleep 1
+check "planted log files: none of the attacker's files got the victim's output" \
+    bash -c "! grep -rl victim-private-output $SHARED 2>/dev/null | xargs -r stat -c %U | grep -qv gpa-victim"
+vlog=$(grep -rl victim-private-output $SHARED 2>/dev/null | head -1)
+check "planted log files: the victim's log is a fresh file of the victim's, mode 0600 ($vlog)" \
+    bash -c "[ -n '$vlog' ] && [ \"\$(stat -c %U:%a '$vlog')\" = gpa-victim:600 ]"
+check "planted log files: the attacker cannot read it" \
+    bash -c "[ -n '$vlog' ] && ! runuser -u gpa-attacker -- cat '$vlog' >/dev/null 2>&1"
+rep=$(grep -l '"job_name":"planted"' $SPOOL/new/*.json | head -1)
+check "planted log files: the report says a fresh name was used" grep -q 'fresh name' "${rep:-/dev/null}"
+
+# ------------------------------------------------------ the job's own files
+# 4. A batch job's output file is the record: gpualert opens it as the
+#    user, so a job whose .out the user cannot read (mode 0200) is not
+#    classified from it by root either.
+as gpa-attacker sbatch --parsable --gpualert=log -o /etc/gpualert-attack.out --wrap 'echo x' >/dev/null 2>&1
+wait_idle
+check "an output path the user may not write is not created by gpualert" [ ! -e /etc/gpualert-attack.out ]
+
+echo "1..$n"
+[ $fails = 0 ]
