@@ -24,6 +24,7 @@
 
 #include "artifacts.h"
 #include "buf.h"
+#include "chat.h"
 #include "cli.h"
 #include "config.h"
 #include "ga-config.h"
@@ -213,6 +214,54 @@ static void job_key(const struct claim *c, char *out, size_t size)
 	snprintf(out, size, "%.*s", (int)n, c->name);
 }
 
+/* The site's wording ([mail] from_name, subject_prefix, footer, help_url). */
+static void mail_site(const struct sender *s, struct ga_mail *m)
+{
+	m->from_name = s->cfg.from_name;
+	m->subject_prefix = s->cfg.subject_prefix;
+	m->footer = s->cfg.footer;
+	m->help_url = s->cfg.help_url;
+}
+
+/* Where a webhook claim goes: the first report's own destination (checked
+ * again against [webhook] allowed_hosts: the admin may have removed the
+ * host since), else the admin's url and format.  Returns 0 or -EINVAL
+ * with WHY. */
+static int webhook_dest(const struct sender *s, const struct claim *c,
+                        enum ga_chat_format *f, const char **url, char *why,
+                        size_t why_size)
+{
+	int v;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct ga_report *r = &c->reports[i];
+		char dest[GA_CHAT_URL_MAX + 32];
+
+		if (!r->webhook_url)
+			continue;
+		snprintf(dest, sizeof(dest), "%s:%s",
+		         r->webhook_format ? r->webhook_format : "slack",
+		         r->webhook_url);
+		if (ga_chat_dest_parse(dest, s->cfg.webhook_allowed_hosts, f,
+		                       url, why, why_size) < 0)
+			return -EINVAL;
+		*url = r->webhook_url;
+		return 0;
+	}
+	if (!s->cfg.webhook_url || !*s->cfg.webhook_url) {
+		/* Retrying cannot help: dead-letter now, with the reason. */
+		snprintf(why, why_size,
+		         "the job asked for the site's webhook and [webhook] "
+		         "url is not configured");
+		return -EINVAL;
+	}
+	v = ga_chat_format_from_name(s->cfg.webhook_format,
+	                             strlen(s->cfg.webhook_format));
+	*f = v < 0 ? GA_CHAT_SLACK : (enum ga_chat_format)v;
+	*url = NULL;
+	return 0;
+}
+
 static void mail_init(struct sender *s, struct claim *c, int64_t date,
                       const char *mid, struct ga_artifact_set *att,
                       struct ga_mail *m)
@@ -224,6 +273,7 @@ static void mail_init(struct sender *s, struct claim *c, int64_t date,
 	m->message_id = mid;
 	m->date = date;
 	m->attach_budget = s->cfg.attach_budget;
+	mail_site(s, m);
 	for (size_t i = 0; i < c->n; i++) {
 		char dir[8192];
 
@@ -332,6 +382,24 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 		s->logged++;
 		goto out;
 	}
+	{
+		struct ga_mail w;
+
+		memset(&w, 0, sizeof(w));
+		w.reports = c.ptrs;
+		w.n_reports = c.n;
+		if (!ga_mime_wanted(&w)) {
+			/* notify = fail and the job succeeded: the reports
+			 * stay counted in sent.log, nothing is sent. */
+			ga_log(GA_LOG_INFO,
+			       "gpualert: send: %s: completed, and only "
+			       "failures were asked for; nothing to deliver",
+			       name);
+			ga_spool_mark_sent(s->dir, name, user,
+			                   "(success, fail-only)", now);
+			goto out;
+		}
+	}
 	if (mode == GA_MODE_EMAIL) {
 		int64_t wait = ga_rate_wait(s->rate, user, now);
 
@@ -400,17 +468,28 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 	} else {
 		struct ga_mail m;
 		struct ga_buf b;
+		enum ga_chat_format fmt;
+		const char *url;
+		char title[200], bad[300];
 
 		memset(&m, 0, sizeof(m));
 		m.reports = c.ptrs;
 		m.n_reports = c.n;
+		mail_site(s, &m);
 		ga_buf_init(&b);
-		if (ga_mime_webhook_json(&m, &b) < 0) {
+		if (webhook_dest(s, &c, &fmt, &url, bad, sizeof(bad)) < 0) {
+			ga_buf_finish(&b);
+			bury(s, &c, bad);
+			goto out;
+		}
+		if (ga_chat_payload(&m, fmt, &b, title, sizeof(title)) < 0) {
 			snprintf(err, sizeof(err), "out of memory");
 			res = GA_SEND_RETRY;
 		} else {
-			res = ga_webhook_post(&s->cfg, b.data, b.len, err,
-			                      sizeof(err));
+			res = ga_webhook_post(
+			        &s->cfg, url, ga_chat_content_type(fmt),
+			        fmt == GA_CHAT_NTFY ? title : NULL, b.data,
+			        b.len, err, sizeof(err));
 		}
 		ga_buf_finish(&b);
 	}

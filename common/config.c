@@ -21,6 +21,8 @@ enum kind {
 	K_POLICY,
 	K_TLS,
 	K_KEEP,
+	K_NOTIFY,
+	K_FORMAT,
 };
 
 struct key {
@@ -38,6 +40,7 @@ struct key {
  * file is written by an admin but read inside slurmstepd. */
 static const struct key keys[] = {
         {"general", "default_mode", K_MODE, F(default_mode), 0, 0},
+        {"general", "notify", K_NOTIFY, F(notify), 0, 0},
         {"general", "log_pattern", K_STR, F(log_pattern), 1, PATH_MAX},
         {"general", "log_file_mode", K_OCTAL, F(log_file_mode), 0400, 0666},
         {"general", "rules_dir", K_STR, F(rules_dir), 0, PATH_MAX},
@@ -79,7 +82,13 @@ static const struct key keys[] = {
         {"mail", "rate_per_user_hour", K_UINT, F(rate_per_user_hour), 1,
          100000},
         {"mail", "rate_global_hour", K_UINT, F(rate_global_hour), 1, 1000000},
+        {"mail", "from_name", K_STR, F(from_name), 0, 64},
+        {"mail", "subject_prefix", K_STR, F(subject_prefix), 0, 32},
+        {"mail", "footer", K_STR, F(footer), 0, 180},
+        {"mail", "help_url", K_STR, F(help_url), 0, 180},
         {"webhook", "url", K_STR, F(webhook_url), 0, 2048},
+        {"webhook", "format", K_FORMAT, F(webhook_format), 0, 16},
+        {"webhook", "allowed_hosts", K_STR, F(webhook_allowed_hosts), 0, 4096},
         {"webhook", "timeout", K_UINT, F(webhook_timeout_s), 1, 600},
 };
 
@@ -91,6 +100,20 @@ int ga_mode_from_name(const char *name)
 		if (!strcmp(name, mode_names[i]))
 			return (int)i;
 	return -1;
+}
+
+int ga_notify_from_name(const char *name)
+{
+	if (!strcmp(name, "always"))
+		return GA_NOTIFY_ALWAYS;
+	if (!strcmp(name, "fail"))
+		return GA_NOTIFY_FAIL;
+	return -1;
+}
+
+const char *ga_notify_name(enum ga_notify n)
+{
+	return n == GA_NOTIFY_FAIL ? "fail" : "always";
 }
 
 const char *ga_mode_name(enum ga_mode mode)
@@ -152,9 +175,17 @@ int ga_config_init(struct ga_config *cfg)
 	cfg->mail_from = strdup("gpualert@localhost");
 	cfg->artifact_globs = strdup("");
 	cfg->ca_file = strdup("");
+	cfg->from_name = strdup("gpualert");
+	cfg->subject_prefix = strdup("[gpualert]");
+	cfg->footer = strdup("");
+	cfg->help_url = strdup("");
+	cfg->webhook_format = strdup("slack");
+	cfg->webhook_allowed_hosts = strdup("");
 	if (!cfg->log_pattern || !cfg->rules_dir || !cfg->spool_dir ||
 	    !cfg->smtp_url || !cfg->mail_from || !cfg->artifact_globs ||
-	    !cfg->ca_file)
+	    !cfg->ca_file || !cfg->from_name || !cfg->subject_prefix ||
+	    !cfg->footer || !cfg->help_url || !cfg->webhook_format ||
+	    !cfg->webhook_allowed_hosts)
 		return -ENOMEM;
 	return 0;
 }
@@ -162,7 +193,7 @@ int ga_config_init(struct ga_config *cfg)
 void ga_config_finish(struct ga_config *cfg)
 {
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (keys[i].kind == K_STR)
+		if (keys[i].kind == K_STR || keys[i].kind == K_FORMAT)
 			free(*str_field(cfg, &keys[i]));
 	memset(cfg, 0, sizeof(*cfg));
 }
@@ -250,6 +281,21 @@ static int apply(struct ga_config *cfg, const struct key *k, const char *value,
 			return -EINVAL;
 		}
 		return 0;
+	case K_NOTIFY:
+		v = ga_notify_from_name(value);
+		if (v < 0) {
+			*why = "not always or fail";
+			return -EINVAL;
+		}
+		*(enum ga_notify *)field = (enum ga_notify)v;
+		return 0;
+	case K_FORMAT:
+		if (strcmp(value, "slack") && strcmp(value, "mattermost") &&
+		    strcmp(value, "teams") && strcmp(value, "ntfy")) {
+			*why = "not slack, mattermost, teams or ntfy";
+			return -EINVAL;
+		}
+		return set_str(cfg, k, value);
 	case K_MODE:
 		v = ga_mode_from_name(value);
 		if (v < 0) {

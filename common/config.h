@@ -21,6 +21,12 @@ enum ga_mode {
 	GA_MODE_WEBHOOK, /* + the admin's webhook */
 };
 
+/* When a job with mail or webhook is notified. */
+enum ga_notify {
+	GA_NOTIFY_ALWAYS = 0, /* every job, successes included */
+	GA_NOTIFY_FAIL,       /* only a job that failed or hid a problem */
+};
+
 enum ga_recipient_policy {
 	GA_RECIPIENTS_OWNER = 0, /* only the job owner's own address */
 	GA_RECIPIENTS_DOMAINS, /* the owner, or addresses in allowed_domains */
@@ -43,6 +49,7 @@ enum ga_keep {
 struct ga_config {
 	/* [general] */
 	enum ga_mode default_mode; /* when --gpualert is absent */
+	enum ga_notify notify;     /* when neither fail: nor always: given */
 	char *log_pattern;         /* %j %s %t %u %x %N %w %% */
 	unsigned log_file_mode;    /* e.g. 0600 */
 	char *rules_dir;
@@ -86,11 +93,17 @@ struct ga_config {
 	unsigned retry_base_s;  /* first retry delay, doubled each time */
 	unsigned rate_per_user_hour;
 	unsigned rate_global_hour;
+	char *from_name;      /* From: display name */
+	char *subject_prefix; /* e.g. "[gpualert]"; "" for none */
+	char *footer;         /* one line above the signature */
+	char *help_url;       /* the site's help page, linked in the footer */
 	/* ms the file-reading child of a report may take (then killed) */
 	unsigned collect_timeout_ms;
 
 	/* [webhook] */
 	char *webhook_url;
+	char *webhook_format;        /* slack | mattermost | teams | ntfy */
+	char *webhook_allowed_hosts; /* hosts for users' own webhooks */
 	unsigned webhook_timeout_s;
 };
 
@@ -111,6 +124,10 @@ int ga_config_load(struct ga_config *cfg, const char *path,
  * -EINVAL (reported to DIAG with ORIGIN as the location). */
 int ga_config_set(struct ga_config *cfg, const char *key, const char *value,
                   const char *origin, struct ga_diag *diag);
+
+/* "always" / "fail"; -1 if unknown. */
+int ga_notify_from_name(const char *name);
+const char *ga_notify_name(enum ga_notify n);
 
 /* Parse a mode name ("off", "log", "email", "webhook").  -1 if unknown. */
 int ga_mode_from_name(const char *name);

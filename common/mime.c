@@ -175,7 +175,23 @@ void ga_mime_header_text(struct ga_buf *out, const char *s, size_t max,
 	if (ascii && len && strstr(clean.data, "=?"))
 		ascii = false;
 	if (ascii) {
-		ga_buf_append(out, clean.data ? clean.data : "", len);
+		/* Fold before a space when the line would pass 78 characters
+		 * (RFC 5322 section 2.2.3: the space starts the next line). */
+		size_t col = start, i = 0;
+
+		while (i < len) {
+			size_t w = 1;
+
+			while (i + w < len && clean.data[i + w] != ' ')
+				w++;
+			if (i && clean.data[i] == ' ' && col + w > 78) {
+				ga_buf_puts(out, "\r\n");
+				col = 0;
+			}
+			ga_buf_append(out, clean.data + i, w);
+			col += w;
+			i += w;
+		}
 	} else {
 		/* RFC 2047 section 2: an encoded-word is at most 75
 		 * characters; "=?UTF-8?B?" + "?=" is 12, leaving 63 for
@@ -252,12 +268,6 @@ struct root {
 	const struct ga_task_report *t;
 };
 
-static bool task_failed(const struct ga_task_report *t)
-{
-	return t->verdict.cls != GA_CLASS_SUCCESS ||
-	       ga_status_failed(&t->verdict.status);
-}
-
 /* Whether task A is a better root cause than B: it ended first (the crash
  * the others echo), then the higher priority class, then the lower rank.
  * The same order ga_report_choose_root applies within one step. */
@@ -311,22 +321,86 @@ static const struct ga_report *main_report(const struct ga_mail *m)
 	return m->reports[0];
 }
 
-static enum ga_sched_state job_state(const struct ga_mail *m)
+static const char *str_or(const char *s, const char *dflt)
 {
-	for (size_t i = 0; i < m->n_reports; i++)
-		if (m->reports[i]->sched_state != GA_STATE_NONE)
-			return m->reports[i]->sched_state;
-	return GA_STATE_NONE;
+	return s && *s ? s : dflt;
 }
 
-static bool report_failed(const struct ga_report *r)
+/* The job id as the user knows it: JOB, or ARRAY_TASK (%A_%a). */
+static void put_job_id(struct ga_buf *out, const struct ga_report *r)
 {
-	if (r->root_task >= 0 || r->sched_state != GA_STATE_NONE)
-		return true;
-	for (size_t i = 0; i < r->n_tasks; i++)
-		if (task_failed(&r->tasks[i]))
-			return true;
-	return false;
+	if (r->array_job_id && *r->array_job_id)
+		ga_buf_printf(out, "%s_%s", r->array_job_id,
+		              str_or(r->array_task_id, "?"));
+	else
+		ga_buf_puts(out, str_or(r->job_id, "?"));
+}
+
+/* Slurm's state for a report, as sacct shows it (SLURM-independent
+ * reconstruction): the scheduler's verdict when there was one, then
+ * OUT_OF_MEMORY when the cgroup killed a task (slurmstepd sets it even
+ * when the batch script survived and exited 0), then FAILED for a
+ * non-zero exit or a signal, else COMPLETED.  The rank orders them. */
+enum { ST_COMPLETED = 0, ST_FAILED, ST_OOM, ST_SCHED };
+
+static int report_state(const struct ga_report *r, const char **name)
+{
+	int rank = ST_COMPLETED;
+
+	*name = "COMPLETED";
+	if (r->sched_state != GA_STATE_NONE) {
+		*name = ga_sched_state_name(r->sched_state);
+		return ST_SCHED;
+	}
+	for (size_t i = 0; i < r->n_tasks; i++) {
+		const struct ga_status *st = &r->tasks[i].verdict.status;
+
+		if (st->state != GA_STATE_NONE) {
+			*name = ga_sched_state_name(st->state);
+			return ST_SCHED;
+		}
+		if (st->oom_kills > 0 && rank < ST_OOM) {
+			rank = ST_OOM;
+			*name = ga_sched_state_name(GA_STATE_OUT_OF_MEMORY);
+		} else if (st->known && (st->signal || st->exit_code) &&
+		           rank < ST_FAILED) {
+			rank = ST_FAILED;
+			*name = "FAILED";
+		}
+	}
+	return rank;
+}
+
+static bool is_batch(const struct ga_report *r)
+{
+	return r->step_id && !strcmp(r->step_id, "batch");
+}
+
+/* The job's state as Slurm reports it.  A batch job's state is its batch
+ * step's (a failed srun step inside a script that exits 0 leaves the job
+ * COMPLETED), except for what applies to the whole job: a scheduler
+ * verdict (TIMEOUT, CANCELLED, ...) or an oom-kill in any step
+ * (OUT_OF_MEMORY).  Without a batch step, the worst step. */
+static int job_state(const struct ga_mail *m, const char **name)
+{
+	bool batch = false;
+	int best = -1;
+
+	for (size_t i = 0; i < m->n_reports; i++)
+		batch |= is_batch(m->reports[i]);
+	*name = "COMPLETED";
+	for (size_t i = 0; i < m->n_reports; i++) {
+		const char *n;
+		int rank = report_state(m->reports[i], &n);
+
+		if (batch && !is_batch(m->reports[i]) && rank == ST_FAILED)
+			continue;
+		if (rank > best) {
+			best = rank;
+			*name = n;
+		}
+	}
+	return best < 0 ? ST_COMPLETED : best;
 }
 
 /* User-controlled text for a body: valid UTF-8, no control characters
@@ -351,29 +425,42 @@ static void put_job_name(struct ga_buf *out, const char *name)
 	struct ga_buf tmp;
 
 	ga_buf_init(&tmp);
-	put_text(&tmp, name && *name ? name : "-", false);
+	put_text(&tmp, str_or(name, "-"), false);
 	ga_buf_append(out, tmp.data,
 	              tmp.data ? utf8_cut(tmp.data, tmp.len, JOB_NAME_MAX) : 0);
 	ga_buf_finish(&tmp);
 }
 
-static void put_duration(struct ga_buf *out, int64_t start, int64_t end)
+/* Evidence text: whole, with an ellipsis when the classifier cut it. */
+static void put_evidence(struct ga_buf *out, const char *s)
 {
-	int64_t d;
+	put_text(out, s, false);
+	if (s && strlen(s) >= GA_EVIDENCE_TEXT_MAX)
+		ga_buf_puts(out, " \xe2\x80\xa6");
+}
 
-	if (!start || !end || end < start) {
-		ga_buf_puts(out, "unknown");
-		return;
-	}
-	d = end - start;
-	if (d >= 3600)
-		ga_buf_printf(out, "%" PRId64 "h%02" PRId64 "m%02" PRId64 "s",
-		              d / 3600, d / 60 % 60, d % 60);
+static void put_span(struct ga_buf *out, int64_t d)
+{
+	if (d >= 86400)
+		ga_buf_printf(out, "%" PRId64 "d%02" PRId64 "h%02" PRId64 "m",
+		              d / 86400, d / 3600 % 24, d / 60 % 60);
+	else if (d >= 3600)
+		ga_buf_printf(out, "%" PRId64 "h%02" PRId64 "m", d / 3600,
+		              d / 60 % 60);
 	else if (d >= 60)
 		ga_buf_printf(out, "%" PRId64 "m%02" PRId64 "s", d / 60,
 		              d % 60);
 	else
 		ga_buf_printf(out, "%" PRId64 "s", d);
+}
+
+static void put_duration(struct ga_buf *out, int64_t start, int64_t end)
+{
+	if (!start || !end || end < start) {
+		ga_buf_puts(out, "unknown");
+		return;
+	}
+	put_span(out, end - start);
 }
 
 static void put_status(struct ga_buf *out, const struct ga_status *st)
@@ -392,6 +479,9 @@ static void put_status(struct ga_buf *out, const struct ga_status *st)
 	}
 	if (st->state != GA_STATE_NONE)
 		ga_buf_printf(out, " (%s)", ga_sched_state_name(st->state));
+	if (st->oom_kills > 0)
+		ga_buf_printf(out, ", %d oom-kill%s", st->oom_kills,
+		              st->oom_kills == 1 ? "" : "s");
 }
 
 static void put_size(struct ga_buf *out, uint64_t n)
@@ -404,38 +494,205 @@ static void put_size(struct ga_buf *out, uint64_t n)
 		ga_buf_printf(out, "%" PRIu64 " bytes", n);
 }
 
-static void subject(struct ga_buf *s, const struct ga_mail *m,
-                    const struct root *root)
+/* Memory in the unit people request it in: "16.0 GiB", "512 MiB". */
+static void put_mem(struct ga_buf *out, uint64_t n)
 {
-	const struct ga_report *mr = main_report(m);
-	enum ga_sched_state state = job_state(m);
-	const char *verb = state != GA_STATE_NONE ? ga_sched_state_name(state)
-	                                          : "FAILED";
+	if (n >= UINT64_C(1) << 30)
+		ga_buf_printf(out, "%.1f GiB", (double)n / (1 << 30));
+	else
+		ga_buf_printf(out, "%" PRIu64 " MiB", (n + (1 << 19)) >> 20);
+}
+
+/* The job's run: earliest start to latest end of its reports. */
+static void job_span(const struct ga_mail *m, int64_t *start, int64_t *end)
+{
+	*start = *end = 0;
+	for (size_t i = 0; i < m->n_reports; i++) {
+		const struct ga_report *r = m->reports[i];
+
+		if (r->start_time && (!*start || r->start_time < *start))
+			*start = r->start_time;
+		if (r->end_time > *end)
+			*end = r->end_time;
+	}
+}
+
+/* The last non-empty line of TAIL, cut to MAX bytes. */
+static void put_last_line(struct ga_buf *out, const char *tail, size_t max)
+{
+	const char *end, *b;
+	struct ga_buf tmp;
+
+	if (!tail)
+		return;
+	end = tail + strlen(tail);
+	while (end > tail && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	for (b = end; b > tail && b[-1] != '\n'; b--)
+		;
+	while (b < end && (*b == ' ' || *b == '\t'))
+		b++;
+	if (b == end)
+		return;
+	ga_buf_init(&tmp);
+	ga_utf8_sanitize(&tmp, b, (size_t)(end - b));
+	if (tmp.data) {
+		size_t n = utf8_cut(tmp.data, tmp.len, max);
+
+		ga_buf_append(out, tmp.data, n);
+		if (n < tmp.len)
+			ga_buf_puts(out, "\xe2\x80\xa6");
+	}
+	ga_buf_finish(&tmp);
+}
+
+static const char *finding(enum ga_class c)
+{
+	/* What a clean exit hid, in the words a researcher uses. */
+	return c == GA_CLASS_NAN ? "training diverged" : ga_class_title(c);
+}
+
+/* "STATE..." without prefix or job: the headline. */
+static void headline(struct ga_buf *s, const struct ga_mail *m,
+                     const struct root *root)
+{
+	const char *state;
+	int rank;
 
 	if (is_array(m)) {
-		size_t failed = 0;
+		/* One line per distinct array task: its worst state. */
+		size_t n_tasks = 0, n_done = 0, n_found = 0;
+		const char *names[16];
+		size_t counts[16] = {0}, n_names = 0;
 
-		for (size_t i = 0; i < m->n_reports; i++)
-			failed += report_failed(m->reports[i]);
-		ga_buf_printf(s, "[gpualert] array job %s (", mr->array_job_id);
-		put_job_name(s, mr->job_name);
-		ga_buf_printf(s, "): %zu of %zu tasks FAILED", failed,
-		              m->n_reports);
-		if (root->t)
-			ga_buf_printf(s, ", first: %s",
+		for (size_t i = 0; i < m->n_reports; i++) {
+			const struct ga_report *r = m->reports[i];
+			const char *st = "COMPLETED";
+			int worst = -1;
+			bool seen = false, found = false;
+
+			for (size_t j = 0; j < i; j++)
+				if (!strcmp(str_or(m->reports[j]->array_task_id,
+				                   "?"),
+				            str_or(r->array_task_id, "?")))
+					seen = true;
+			if (seen)
+				continue;
+			n_tasks++;
+			for (size_t j = i; j < m->n_reports; j++) {
+				const struct ga_report *q = m->reports[j];
+				const char *n;
+				int rk;
+
+				if (strcmp(str_or(q->array_task_id, "?"),
+				           str_or(r->array_task_id, "?")))
+					continue;
+				rk = report_state(q, &n);
+				if (rk > worst) {
+					worst = rk;
+					st = n;
+				}
+				if (q->root_task >= 0)
+					found = true;
+			}
+			if (worst <= ST_COMPLETED) {
+				n_done++;
+				n_found += found;
+				continue;
+			}
+			for (size_t k = 0; k <= n_names && k < 16; k++) {
+				if (k == n_names) {
+					names[n_names++] = st;
+					counts[k] = 1;
+					break;
+				}
+				if (!strcmp(names[k], st)) {
+					counts[k]++;
+					break;
+				}
+			}
+		}
+		for (size_t k = 0; k < n_names; k++)
+			ga_buf_printf(s, "%s%zu/%zu %s", k ? ", " : "",
+			              counts[k], n_tasks, names[k]);
+		if (!n_names) {
+			ga_buf_printf(s, "%zu/%zu COMPLETED", n_done, n_tasks);
+			if (n_found && root->t)
+				ga_buf_printf(
+				        s, ", but %zu with %s", n_found,
+				        ga_class_name(root->t->verdict.cls));
+		} else if (root->t) {
+			ga_buf_printf(s, "; first: %s",
+			              ga_class_name(root->t->verdict.cls));
+		}
+		return;
+	}
+	rank = job_state(m, &state);
+	ga_buf_puts(s, state);
+	if (rank == ST_COMPLETED) {
+		if (root->t && root->t->verdict.cls != GA_CLASS_SUCCESS)
+			ga_buf_printf(s, ", but %s (%s)",
+			              finding(root->t->verdict.cls),
 			              ga_class_name(root->t->verdict.cls));
 		return;
 	}
-	ga_buf_printf(s, "[gpualert] job %s (", mr->job_id);
-	put_job_name(s, mr->job_name);
-	if (!root->t) {
-		ga_buf_printf(s, ") %s",
-		              state != GA_STATE_NONE ? verb : "COMPLETED");
+	if (rank == ST_SCHED) {
+		int64_t start, end;
+
+		job_span(m, &start, &end);
+		if (start && end >= start) {
+			ga_buf_puts(s, " after ");
+			put_span(s, end - start);
+		}
+		if (root->t && root->t->verdict.tail &&
+		    (root->t->verdict.cls == GA_CLASS_TIME_LIMIT ||
+		     root->t->verdict.cls == GA_CLASS_CANCELLED)) {
+			ga_buf_puts(s, ": last output \"");
+			put_last_line(s, root->t->verdict.tail, 40);
+			ga_buf_puts(s, "\"");
+		} else if (root->t) {
+			ga_buf_printf(s, ": %s",
+			              ga_class_name(root->t->verdict.cls));
+		}
 		return;
 	}
-	ga_buf_printf(s, ") %s: %s on ", verb,
-	              ga_class_name(root->t->verdict.cls));
-	put_text(s, root->t->node ? root->t->node : root->r->node, false);
+	if (root->t) {
+		ga_buf_printf(s, ": %s on ",
+		              ga_class_name(root->t->verdict.cls));
+		put_text(s, str_or(root->t->node, str_or(root->r->node, "?")),
+		         false);
+	}
+}
+
+/* "array 13 (sweep)" or "job 1234 (train)". */
+static void job_label(struct ga_buf *s, const struct ga_mail *m)
+{
+	const struct ga_report *mr = main_report(m);
+
+	if (is_array(m))
+		ga_buf_printf(s, "array %s (", str_or(mr->array_job_id, "?"));
+	else
+		ga_buf_printf(s, "job %s (", str_or(mr->job_id, "?"));
+	put_job_name(s, mr->job_name);
+	ga_buf_putc(s, ')');
+}
+
+static void subject(struct ga_buf *s, const struct ga_mail *m,
+                    const struct root *root)
+{
+	if (m->subject_prefix && *m->subject_prefix) {
+		put_text(s, m->subject_prefix, false);
+		ga_buf_putc(s, ' ');
+	}
+	if (is_array(m)) {
+		job_label(s, m);
+		ga_buf_puts(s, ": ");
+		headline(s, m, root);
+	} else {
+		headline(s, m, root);
+		ga_buf_puts(s, " - ");
+		job_label(s, m);
+	}
 }
 
 /* "3-5,7,9" from sorted ids. */
@@ -446,41 +703,101 @@ static int cmp_long(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void put_ranges(struct ga_buf *out, long *ids, size_t n)
-{
-	qsort(ids, n, sizeof(*ids), cmp_long);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
+/* ---- the body: one model, written as text and as HTML ---- */
 
-		while (j + 1 < n && ids[j + 1] <= ids[j] + 1)
-			j++;
-		ga_buf_printf(out, "%s%ld", i ? "," : "", ids[i]);
-		if (ids[j] != ids[i])
-			ga_buf_printf(out, "-%ld", ids[j]);
-		i = j + 1;
-	}
-}
+/* Inline CSS only: many mail clients drop <style> blocks.  overflow-wrap
+ * is inherited, so the outer block makes every long word break instead of
+ * widening the page. */
+#define CSS_PRE                                                                \
+	"white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word;"   \
+	"margin:4px 0 10px;padding:8px;background:#f4f4f5;"                    \
+	"border-radius:4px;font-family:ui-monospace,Menlo,Consolas,"           \
+	"monospace;font-size:12px;line-height:1.35"
+#define CSS_H3 "font-size:15px;margin:16px 0 4px"
+#define CSS_TH                                                                 \
+	"text-align:left;vertical-align:top;padding:3px 8px 3px 0;"            \
+	"color:#52525b;font-weight:normal;width:6.5em"
+#define CSS_TD "vertical-align:top;padding:3px 0"
 
-/* Everything the body says, built once and written as text and HTML. */
-struct line_sink {
+struct sink {
 	struct ga_buf *txt;
 	struct ga_buf *html;
+	bool in_facts;
 };
 
-/* Write a paragraph: TEXT goes verbatim to text/plain, escaped into HTML
- * wrapped in TAG ("p", "h2", "pre", "li"). */
-static void para(struct line_sink *k, const char *tag, struct ga_buf *text)
+static void html_text(struct sink *k, const struct ga_buf *t)
 {
-	const char *t = text->data ? text->data : "";
+	ga_buf_put_markup(k->html, t->data ? t->data : "", t->len);
+}
 
-	ga_buf_append(k->txt, t, text->len);
+static void facts_end(struct sink *k)
+{
+	if (k->in_facts)
+		ga_buf_puts(k->html, "</table>\n");
+	k->in_facts = false;
+}
+
+/* A section title. */
+static void sec(struct sink *k, const char *title)
+{
+	facts_end(k);
+	ga_buf_printf(k->txt, "\n%s\n", title);
+	ga_buf_printf(k->html, "<h3 style=\"" CSS_H3 "\">%s</h3>\n", title);
+}
+
+/* A paragraph of T (reset after). */
+static void par(struct sink *k, struct ga_buf *t)
+{
+	facts_end(k);
+	ga_buf_append(k->txt, t->data ? t->data : "", t->len);
 	ga_buf_putc(k->txt, '\n');
-	if (!strcmp(tag, "h2"))
-		ga_buf_putc(k->txt, '\n'); /* the headline stands alone */
-	ga_buf_printf(k->html, "<%s>", tag);
-	ga_buf_put_markup(k->html, t, text->len);
-	ga_buf_printf(k->html, "</%s>\n", tag);
-	ga_buf_reset(text);
+	ga_buf_puts(k->html, "<p style=\"margin:4px 0\">");
+	html_text(k, t);
+	ga_buf_puts(k->html, "</p>\n");
+	ga_buf_reset(t);
+}
+
+/* A preformatted block of T (lines), indented in text (reset after). */
+static void pre(struct sink *k, struct ga_buf *t)
+{
+	const char *p = t->data ? t->data : "";
+	size_t len = t->len;
+
+	facts_end(k);
+	while (len && p[len - 1] == '\n')
+		len--;
+	for (size_t i = 0; i < len;) {
+		size_t j = i;
+
+		while (j < len && p[j] != '\n')
+			j++;
+		ga_buf_puts(k->txt, "  ");
+		ga_buf_append(k->txt, p + i, j - i);
+		ga_buf_putc(k->txt, '\n');
+		i = j + 1;
+	}
+	ga_buf_puts(k->html, "<pre style=\"" CSS_PRE "\">");
+	ga_buf_put_markup(k->html, p, len);
+	ga_buf_puts(k->html, "</pre>\n");
+	ga_buf_reset(t);
+}
+
+/* One row of the facts table: "  Label:  value" (reset after). */
+static void fact(struct sink *k, const char *label, struct ga_buf *t)
+{
+	if (!k->in_facts)
+		ga_buf_puts(k->html, "<table role=\"presentation\" "
+		                     "style=\"border-collapse:collapse;"
+		                     "width:100%;table-layout:fixed\">\n");
+	k->in_facts = true;
+	ga_buf_printf(k->txt, "  %-10s ", label);
+	ga_buf_append(k->txt, t->data ? t->data : "", t->len);
+	ga_buf_putc(k->txt, '\n');
+	ga_buf_printf(k->html, "<tr><th style=\"" CSS_TH "\">%s</th>", label);
+	ga_buf_puts(k->html, "<td style=\"" CSS_TD "\">");
+	html_text(k, t);
+	ga_buf_puts(k->html, "</td></tr>\n");
+	ga_buf_reset(t);
 }
 
 struct attach_plan {
@@ -491,135 +808,103 @@ struct attach_plan {
 
 static const char over_budget[] = "over the attachment budget";
 
-static void body(const struct ga_mail *m, const struct root *root,
-                 const struct ga_mail_file *tail, bool tail_fits,
-                 struct attach_plan *plan, size_t n_plan, struct line_sink *k)
+#define TAIL_INLINE 20
+
+/* The last N lines of TAIL. */
+static const char *last_lines(const char *tail, size_t n, size_t *skipped)
+{
+	const char *end = tail + strlen(tail), *p = end;
+	size_t lines = 0, total = 0;
+
+	while (end > tail && end[-1] == '\n')
+		end--;
+	for (const char *c = tail; c < end; c++)
+		total += *c == '\n';
+	total++;
+	for (p = end; p > tail; p--)
+		if (p[-1] == '\n' && ++lines == n)
+			break;
+	*skipped = total > n ? total - n : 0;
+	return p;
+}
+
+static const char *state_colour(int rank, bool finding_found)
+{
+	if (rank == ST_COMPLETED)
+		return finding_found ? "#b54708" : "#067647";
+	return "#b42318";
+}
+
+static void facts(const struct ga_mail *m, const struct root *root,
+                  struct sink *k, struct ga_buf *t)
 {
 	const struct ga_report *mr = main_report(m);
-	struct ga_buf t;
-	int64_t start = 0, end = 0;
-	size_t rows = 0, total_rows = 0;
+	const struct ga_report *rr = root->r ? root->r : mr;
+	int64_t start, end;
+	uint64_t peak = 0;
 
-	ga_buf_init(&t);
-	for (size_t i = 0; i < m->n_reports; i++) {
-		const struct ga_report *r = m->reports[i];
+	job_span(m, &start, &end);
+	if (!is_array(m))
+		put_job_id(t, mr);
+	else if (root->r)
+		put_job_id(t, root->r); /* the failing task, as %A_%a */
+	else
+		ga_buf_printf(t, "array %s", str_or(mr->array_job_id, "?"));
+	ga_buf_puts(t, " (");
+	put_job_name(t, mr->job_name);
+	ga_buf_puts(t, "), user ");
+	put_text(t, str_or(mr->user, "?"), false);
+	fact(k, "Job", t);
+	if (root->t || !is_array(m)) {
+		const struct ga_task_report *tk =
+		        root->t ? root->t
+		                : (mr->n_tasks ? &mr->tasks[0] : NULL);
 
-		if (r->start_time && (!start || r->start_time < start))
-			start = r->start_time;
-		if (r->end_time > end)
-			end = r->end_time;
-	}
-
-	/* Headline. */
-	subject(&t, m, root);
-	memmove(t.data, t.data + 11, t.len - 10); /* drop "[gpualert] " */
-	t.len -= 11;
-	para(k, "h2", &t);
-
-	if (is_array(m)) {
-		size_t counts[GA_CLASS_COUNT] = {0};
-		long *ids = calloc(m->n_reports, sizeof(*ids));
-		size_t n_ids = 0;
-
-		for (size_t i = 0; i < m->n_reports; i++) {
-			const struct ga_report *r = m->reports[i];
-			enum ga_class c =
-			        r->root_task >= 0 && (size_t)r->root_task <
-			                                     r->n_tasks
-			                ? r->tasks[r->root_task].verdict.cls
-			                : (report_failed(r) ? GA_CLASS_UNKNOWN
-			                                    : GA_CLASS_SUCCESS);
-
-			if ((unsigned)c < GA_CLASS_COUNT)
-				counts[c]++;
-			if (ids && c != GA_CLASS_SUCCESS && r->array_task_id)
-				ids[n_ids++] = strtol(r->array_task_id, NULL,
-				                      10);
-		}
-		ga_buf_puts(&t, "Classes of the reported tasks:");
-		para(k, "p", &t);
-		for (int c = 0; c < GA_CLASS_COUNT; c++) {
-			if (!counts[c])
-				continue;
-			ga_buf_printf(&t, "  %-14s %zu", ga_class_name(c),
-			              counts[c]);
-			para(k, "pre", &t);
-		}
-		if (n_ids) {
-			ga_buf_puts(&t, "Failing array task ids: ");
-			put_ranges(&t, ids, n_ids);
-			para(k, "p", &t);
-		}
-		free(ids);
-		if (root->t) {
-			ga_buf_printf(&t,
-			              "First failure: array task %s, shown "
-			              "below.",
-			              root->r->array_task_id
-			                      ? root->r->array_task_id
-			                      : "?");
-			para(k, "p", &t);
+		if (tk) {
+			put_status(t, &tk->verdict.status);
+			if (mr->n_tasks > 1 || m->n_reports > 1)
+				ga_buf_printf(t, " (task %" PRIu32 ")",
+				              tk->task_id);
+			fact(k, "Exit", t);
 		}
 	}
-
-	if (root->t) {
-		const struct ga_verdict *v = &root->t->verdict;
-
-		ga_buf_printf(&t,
-		              "Root cause: %s (%s), task %" PRIu32
-		              " of step %s on ",
-		              ga_class_name(v->cls), ga_class_title(v->cls),
-		              root->t->task_id,
-		              root->r->step_id ? root->r->step_id : "?");
-		put_text(&t, root->t->node ? root->t->node : root->r->node,
-		         false);
-		para(k, "p", &t);
-		if (v->hint) {
-			ga_buf_puts(&t, "Hint: ");
-			put_text(&t, v->hint, false);
-			para(k, "p", &t);
-		}
-		if (v->n_evidence) {
-			ga_buf_puts(&t, "Evidence:");
-			para(k, "p", &t);
-			for (size_t i = 0; i < v->n_evidence; i++) {
-				if (v->evidence[i].line)
-					ga_buf_printf(&t,
-					              "  line %" PRIu64 ": ",
-					              v->evidence[i].line);
-				else
-					ga_buf_puts(&t, "  ");
-				put_text(&t, v->evidence[i].text, false);
-				para(k, "pre", &t);
-			}
-		}
-		if (v->n_others) {
-			ga_buf_puts(&t, "Also seen:");
-			para(k, "p", &t);
-			for (size_t i = 0; i < v->n_others; i++) {
-				ga_buf_printf(&t, "  %s at line %" PRIu64 ": ",
-				              ga_class_name(v->others[i].cls),
-				              v->others[i].line);
-				put_text(&t, v->others[i].text, false);
-				para(k, "pre", &t);
-			}
-		}
-		ga_buf_puts(&t, "Exit: ");
-		put_status(&t, &v->status);
-		para(k, "p", &t);
-	} else if (job_state(m) == GA_STATE_NONE) {
-		ga_buf_puts(&t, "No task failed.");
-		para(k, "p", &t);
+	put_duration(t, start, end);
+	if (rr->time_limit > 0) {
+		ga_buf_puts(t, " of ");
+		put_span(t, rr->time_limit);
+		ga_buf_puts(t, " limit");
+		if (start && end >= start)
+			ga_buf_printf(t, " (%" PRId64 "%s)",
+			              (end - start) * 100 / rr->time_limit,
+			              "%");
 	}
-	if (job_state(m) != GA_STATE_NONE) {
-		ga_buf_printf(&t, "Scheduler state: %s",
-		              ga_sched_state_name(job_state(m)));
-		para(k, "p", &t);
+	fact(k, "Elapsed", t);
+	for (size_t i = 0; i < m->n_reports; i++)
+		if (m->reports[i]->mem_peak > peak)
+			peak = m->reports[i]->mem_peak;
+	if (peak || rr->mem_request) {
+		if (peak) {
+			ga_buf_puts(t, "peak ");
+			put_mem(t, peak);
+		} else {
+			ga_buf_puts(t, "peak unknown");
+		}
+		if (rr->mem_request) {
+			ga_buf_puts(t, " of ");
+			put_mem(t, rr->mem_request);
+			ga_buf_puts(t, rr->mem_per_cpu ? " requested per CPU"
+			                               : " requested");
+			if (peak && !rr->mem_per_cpu)
+				ga_buf_printf(t, " (%" PRIu64 "%s)",
+				              peak * 100 / rr->mem_request,
+				              "%");
+		}
+		fact(k, "Memory", t);
 	}
-	ga_buf_puts(&t, "Runtime: ");
-	put_duration(&t, start, end);
-	para(k, "p", &t);
-	ga_buf_puts(&t, "Nodes: ");
+	if (rr->gres) {
+		put_text(t, *rr->gres ? rr->gres : "none", false);
+		fact(k, "GPUs", t);
+	}
 	{
 		/* Distinct nodes in report order. */
 		size_t shown = 0;
@@ -636,32 +921,223 @@ static void body(const struct ga_mail *m, const struct root *root,
 			if (dup || !m->reports[i]->node)
 				continue;
 			if (shown++)
-				ga_buf_puts(&t, ", ");
-			put_text(&t, m->reports[i]->node, false);
+				ga_buf_puts(t, ", ");
+			put_text(t, m->reports[i]->node, false);
 		}
+		if (shown)
+			fact(k, shown > 1 ? "Nodes" : "Node", t);
 	}
-	para(k, "p", &t);
-	ga_buf_puts(&t, "User: ");
-	put_text(&t, mr->user, false);
-	ga_buf_puts(&t, ", working directory: ");
-	put_text(&t, mr->work_dir, false);
-	para(k, "p", &t);
-	if (mr->command) {
-		ga_buf_puts(&t, "Command: ");
-		put_text(&t, mr->command, false);
-		para(k, "p", &t);
+	if (rr->script) {
+		put_text(t, rr->script, false);
+		fact(k, "Script", t);
 	}
+	/* slurmd runs a batch job from its own copy of the script
+	 * (.../job<N>/slurm_script, deleted after the job): it says nothing
+	 * the reader can use, the submitted path above does. */
+	if (rr->command && !strstr(rr->command, "/slurm_script")) {
+		put_text(t, rr->command, false);
+		fact(k, "Command", t);
+	}
+	if (rr->work_dir) {
+		put_text(t, rr->work_dir, false);
+		fact(k, "Directory", t);
+	}
+	facts_end(k);
+}
+
+/* The numbers behind a resource failure, next to the hint: what was asked
+ * for and what was used ("requested 16.0 GiB, peaked at 16.0 GiB"). */
+static void resource_note(const struct ga_mail *m, const struct root *root,
+                          enum ga_class cls, struct sink *k, struct ga_buf *t)
+{
+	const struct ga_report *rr = root->r;
+	int64_t start, end;
+	uint64_t peak = 0;
+
+	job_span(m, &start, &end);
+	for (size_t i = 0; i < m->n_reports; i++)
+		if (m->reports[i]->mem_peak > peak)
+			peak = m->reports[i]->mem_peak;
+	if (cls == GA_CLASS_HOST_OOM && rr->mem_request && peak) {
+		ga_buf_puts(t, "The job requested ");
+		put_mem(t, rr->mem_request);
+		ga_buf_puts(t, rr->mem_per_cpu ? " per CPU" : "");
+		ga_buf_puts(t, " and its memory peaked at ");
+		put_mem(t, peak);
+		ga_buf_puts(t, " on this node.");
+		par(k, t);
+	} else if (cls == GA_CLASS_TIME_LIMIT && rr->time_limit > 0 && start &&
+	           end >= start) {
+		ga_buf_puts(t, "It ran ");
+		put_span(t, end - start);
+		ga_buf_puts(t, " of its ");
+		put_span(t, rr->time_limit);
+		ga_buf_puts(t, " limit.");
+		par(k, t);
+	}
+}
+
+static void body(const struct ga_mail *m, const struct root *root,
+                 struct attach_plan *plan, size_t n_plan, struct sink *k)
+{
+	const struct ga_report *mr = main_report(m);
+	struct ga_buf t;
+	size_t rows = 0, total_rows = 0;
+	const char *state;
+	int rank = job_state(m, &state);
+
+	ga_buf_init(&t);
+
+	/* The status bar: the state word in a coloured block, so failure
+	 * and success differ at a glance; with CSS off it is plain text. */
+	if (is_array(m)) {
+		bool bad = false;
+
+		for (size_t i = 0; i < m->n_reports; i++) {
+			const char *n;
+
+			bad |= report_state(m->reports[i], &n) > ST_COMPLETED;
+		}
+		rank = bad ? ST_FAILED : ST_COMPLETED;
+		state = bad ? "FAILED" : "COMPLETED";
+	}
+	ga_buf_printf(k->html,
+	              "<div style=\"background:%s;color:#ffffff;"
+	              "padding:8px 14px;font-weight:bold;font-size:13px;"
+	              "letter-spacing:.04em\">%s%s</div>\n"
+	              "<div style=\"padding:4px 14px 14px\">\n",
+	              state_colour(rank, root->t != NULL),
+	              is_array(m) ? "ARRAY " : "", state);
+	headline(&t, m, root);
+	ga_buf_append(k->txt, t.data ? t.data : "", t.len);
+	ga_buf_puts(k->txt, "\n");
+	ga_buf_puts(k->html, "<h2 style=\"font-size:18px;margin:10px 0 6px\">");
+	html_text(k, &t);
+	ga_buf_puts(k->html, "</h2>\n");
+	ga_buf_reset(&t);
+	job_label(&t, m);
+	par(k, &t);
+
+	if (is_array(m)) {
+		long *ids = calloc(m->n_reports, sizeof(*ids));
+		size_t n_ids = 0;
+
+		for (size_t i = 0; i < m->n_reports; i++) {
+			const struct ga_report *r = m->reports[i];
+			const char *n;
+			bool dup = false;
+
+			if (!ids || !r->array_task_id ||
+			    (report_state(r, &n) == ST_COMPLETED &&
+			     r->root_task < 0))
+				continue;
+			for (size_t j = 0; j < n_ids; j++)
+				dup |= ids[j] ==
+				       strtol(r->array_task_id, NULL, 10);
+			if (!dup)
+				ids[n_ids++] = strtol(r->array_task_id, NULL,
+				                      10);
+		}
+		if (n_ids) {
+			qsort(ids, n_ids, sizeof(*ids), cmp_long);
+			for (size_t i = 0; i < n_ids && i < 50; i++)
+				ga_buf_printf(&t, "%s%s_%ld", i ? ", " : "",
+				              str_or(mr->array_job_id, "?"),
+				              ids[i]);
+			if (n_ids > 50)
+				ga_buf_printf(&t, ", ... (%zu in all)", n_ids);
+			sec(k, "Failing array tasks");
+			par(k, &t);
+		}
+		free(ids);
+	}
+
+	if (root->t) {
+		const struct ga_verdict *v = &root->t->verdict;
+
+		sec(k, "What happened");
+		{
+			const char *title = ga_class_title(v->cls);
+
+			/* Titles are phrases ("stopped at the time
+			 * limit"): a sentence starts with a capital. */
+			if (title && *title >= 'a' && *title <= 'z') {
+				ga_buf_putc(&t, (char)(*title - 'a' + 'A'));
+				title++;
+			}
+			ga_buf_printf(&t, "%s (%s): task %" PRIu32 " of ",
+			              title ? title : "", ga_class_name(v->cls),
+			              root->t->task_id);
+		}
+		if (is_array(m)) {
+			put_job_id(&t, root->r);
+			ga_buf_putc(&t, ' ');
+		}
+		ga_buf_printf(&t, "step %s on ", str_or(root->r->step_id, "?"));
+		put_text(&t, str_or(root->t->node, str_or(root->r->node, "?")),
+		         false);
+		ga_buf_puts(&t, ".");
+		par(k, &t);
+		if (v->hint) {
+			sec(k, "What to do");
+			put_text(&t, v->hint, false);
+			par(k, &t);
+		}
+		resource_note(m, root, v->cls, k, &t);
+		if (v->n_evidence) {
+			sec(k, "Evidence");
+			for (size_t i = 0; i < v->n_evidence; i++) {
+				if (v->evidence[i].line)
+					ga_buf_printf(&t, "line %" PRIu64 ": ",
+					              v->evidence[i].line);
+				put_evidence(&t, v->evidence[i].text);
+				ga_buf_putc(&t, '\n');
+			}
+			pre(k, &t);
+		}
+		if (v->n_others) {
+			sec(k, "Also seen");
+			for (size_t i = 0; i < v->n_others; i++) {
+				ga_buf_printf(&t, "%s at line %" PRIu64 ": ",
+				              ga_class_name(v->others[i].cls),
+				              v->others[i].line);
+				put_evidence(&t, v->others[i].text);
+				ga_buf_putc(&t, '\n');
+			}
+			pre(k, &t);
+		}
+		if (v->tail && *v->tail) {
+			size_t skipped;
+			const char *p = last_lines(v->tail, TAIL_INLINE,
+			                           &skipped);
+			char title[128];
+
+			snprintf(title, sizeof(title),
+			         "Last output of task %" PRIu32 "%s",
+			         root->t->task_id,
+			         skipped ? " (last 20 lines)" : "");
+			sec(k, title);
+			put_text(&t, p, true);
+			pre(k, &t);
+		}
+	} else if (rank == ST_COMPLETED) {
+		sec(k, "What happened");
+		ga_buf_puts(&t, "No task failed, and nothing in the output "
+		                "looked wrong.");
+		par(k, &t);
+	}
+
+	sec(k, "Facts");
+	facts(m, root, k, &t);
 
 	/* Per-step, per-task table. */
 	for (size_t i = 0; i < m->n_reports; i++)
 		total_rows += m->reports[i]->n_tasks;
 	if (total_rows > 1 || m->n_reports > 1) {
-		ga_buf_puts(&t, "Tasks:");
-		para(k, "p", &t);
-		ga_buf_printf(&t, "  %-8s %-6s %-12s %-14s %-22s %s",
-		              is_array(m) ? "array" : "step", "task", "node",
-		              "class", "exit", "runtime");
-		para(k, "pre", &t);
+		sec(k, "Tasks");
+		ga_buf_printf(&t, "%-10s %-5s %-10s %-13s %s\n",
+		              is_array(m) ? "job" : "step", "task", "node",
+		              "class", "exit");
 		for (size_t i = 0; i < m->n_reports && rows < MAX_TABLE_ROWS;
 		     i++) {
 			const struct ga_report *r = m->reports[i];
@@ -673,39 +1149,37 @@ static void body(const struct ga_mail *m, const struct root *root,
 				struct ga_buf cell;
 
 				ga_buf_init(&cell);
-				put_text(&cell,
-				         is_array(m) ? r->array_task_id
-				                     : r->step_id,
-				         false);
-				ga_buf_printf(&t, "  %-8.8s %-6" PRIu32 " ",
+				if (is_array(m))
+					put_job_id(&cell, r);
+				else
+					put_text(&cell, str_or(r->step_id, "?"),
+					         false);
+				ga_buf_printf(&t, "%-10.10s %-5" PRIu32 " ",
 				              cell.data ? cell.data : "?",
 				              tk->task_id);
 				ga_buf_reset(&cell);
-				put_text(&cell, tk->node ? tk->node : r->node,
+				put_text(&cell, str_or(tk->node, r->node),
 				         false);
-				ga_buf_printf(&t, "%-12.12s %-14s ",
+				ga_buf_printf(&t, "%-10.10s %-13s ",
 				              cell.data ? cell.data : "?",
 				              ga_class_name(tk->verdict.cls));
 				ga_buf_reset(&cell);
 				put_status(&cell, &tk->verdict.status);
-				ga_buf_printf(&t, "%-22s ", cell.data);
+				ga_buf_printf(&t, "%s",
+				              cell.data ? cell.data : "?");
 				ga_buf_finish(&cell);
-				put_duration(&t, tk->start_time, tk->end_time);
 				if (&r->tasks[j] == root->t)
 					ga_buf_puts(&t, "  <- root cause");
-				para(k, "pre", &t);
+				ga_buf_putc(&t, '\n');
 			}
 		}
-		if (total_rows > rows) {
-			ga_buf_printf(&t,
-			              "  ... and %zu more tasks (see the "
-			              "reports in the logs)",
+		if (total_rows > rows)
+			ga_buf_printf(&t, "... and %zu more tasks\n",
 			              total_rows - rows);
-			para(k, "pre", &t);
-		}
+		pre(k, &t);
 	}
 
-	/* Where the logs live. */
+	/* Where the logs live: JOB.STEP.TASK, as the user names them. */
 	{
 		size_t shown = 0;
 
@@ -717,87 +1191,125 @@ static void body(const struct ga_mail *m, const struct root *root,
 
 				if (!tk->log_path)
 					continue;
-				if (!shown++) {
-					ga_buf_puts(&t, "Full logs:");
-					para(k, "p", &t);
-				}
-				ga_buf_printf(&t, "  task %" PRIu32 ": ",
+				shown++;
+				put_job_id(&t, r);
+				ga_buf_printf(&t, ".%s task %" PRIu32 ": ",
+				              str_or(r->step_id, "?"),
 				              tk->task_id);
 				put_text(&t, tk->log_path, false);
-				para(k, "pre", &t);
+				ga_buf_putc(&t, '\n');
 			}
+		}
+		if (shown) {
+			sec(k, "Full logs");
+			pre(k, &t);
 		}
 	}
 
 	/* Attachments, and everything that is not attached: never dropped
 	 * silently. */
-	if (tail || n_plan || m->n_skipped) {
-		ga_buf_puts(&t, "Attachments:");
-		para(k, "p", &t);
-	}
-	for (size_t pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < n_plan + (tail ? 1 : 0); i++) {
-			const struct ga_mail_file *f = i < n_plan ? plan[i].f
-			                                          : tail;
-			bool fits = i < n_plan ? plan[i].fits : tail_fits;
-			const char *why = i < n_plan ? plan[i].reason
-			                             : over_budget;
+	if (n_plan || m->n_skipped) {
+		for (size_t pass = 0; pass < 2; pass++) {
+			for (size_t i = 0; i < n_plan; i++) {
+				const struct ga_mail_file *f = plan[i].f;
 
-			if (fits != (pass == 0))
-				continue;
-			if (fits) {
-				ga_buf_puts(&t, "  attached: ");
-				put_text(&t, f->filename, false);
-				ga_buf_puts(&t, " (");
-				put_size(&t, f->len);
-				if (f->note) {
-					ga_buf_puts(&t, ", ");
-					put_text(&t, f->note, false);
-					ga_buf_puts(&t, " from ");
-					put_size(&t, f->orig_size);
+				if (!f || plan[i].fits != (pass == 0))
+					continue;
+				if (plan[i].fits) {
+					ga_buf_puts(&t, "attached: ");
+					put_text(&t, f->filename, false);
+					ga_buf_puts(&t, " (");
+					put_size(&t, f->len);
+					if (f->note) {
+						ga_buf_puts(&t, ", ");
+						put_text(&t, f->note, false);
+						ga_buf_puts(&t, " from ");
+						put_size(&t, f->orig_size);
+					}
+					ga_buf_puts(&t, ")\n");
+				} else {
+					ga_buf_puts(&t, "NOT attached: ");
+					put_text(&t,
+					         str_or(f->origin, f->filename),
+					         false);
+					ga_buf_puts(&t, " (");
+					put_size(&t, f->orig_size ? f->orig_size
+					                          : f->len);
+					ga_buf_puts(&t, "): ");
+					put_text(&t, plan[i].reason, false);
+					if (plan[i].reason == over_budget)
+						ga_buf_printf(&t,
+						              " of %" PRIu64
+						              " bytes",
+						              m->attach_budget);
+					ga_buf_putc(&t, '\n');
 				}
-				ga_buf_puts(&t, ")");
-			} else {
-				ga_buf_puts(&t, "  NOT attached: ");
-				put_text(&t,
-				         f->origin ? f->origin : f->filename,
-				         false);
-				ga_buf_puts(&t, " (");
-				put_size(&t,
-				         f->orig_size ? f->orig_size : f->len);
-				ga_buf_puts(&t, "): ");
-				put_text(&t, why, false);
-				if (why == over_budget)
-					ga_buf_printf(&t,
-					              " of %" PRIu64 " bytes",
-					              m->attach_budget);
 			}
-			para(k, "pre", &t);
+		}
+		for (size_t i = 0; i < m->n_skipped; i++) {
+			ga_buf_puts(&t, "NOT attached: ");
+			put_text(&t, m->skipped[i].path, false);
+			ga_buf_puts(&t, " (");
+			put_size(&t, m->skipped[i].size);
+			ga_buf_puts(&t, "): ");
+			put_text(&t, m->skipped[i].reason, false);
+			ga_buf_putc(&t, '\n');
+		}
+		if (t.len) {
+			sec(k, "Attachments");
+			pre(k, &t);
 		}
 	}
-	for (size_t i = 0; i < m->n_skipped; i++) {
-		ga_buf_puts(&t, "  NOT attached: ");
-		put_text(&t, m->skipped[i].path, false);
-		ga_buf_puts(&t, " (");
-		put_size(&t, m->skipped[i].size);
-		ga_buf_puts(&t, "): ");
-		put_text(&t, m->skipped[i].reason, false);
-		para(k, "pre", &t);
-	}
 
-	ga_buf_printf(&t, "-- \ngpualert %s", GA_VERSION);
-	para(k, "p", &t);
+	/* Footer: the site's words and help link, then who sent it. */
+	ga_buf_puts(k->txt, "\n-- \n");
+	ga_buf_puts(k->html, "<hr style=\"border:0;border-top:1px solid "
+	                     "#e4e4e7;margin:16px 0 8px\">\n"
+	                     "<p style=\"margin:0;color:#71717a;"
+	                     "font-size:12px\">");
+	if (m->footer && *m->footer) {
+		put_text(&t, m->footer, false);
+		ga_buf_append(k->txt, t.data, t.len);
+		ga_buf_putc(k->txt, '\n');
+		html_text(k, &t);
+		ga_buf_puts(k->html, "<br>\n");
+		ga_buf_reset(&t);
+	}
+	if (m->help_url && *m->help_url) {
+		put_text(&t, m->help_url, false);
+		ga_buf_puts(k->txt, "Help: ");
+		ga_buf_append(k->txt, t.data, t.len);
+		ga_buf_putc(k->txt, '\n');
+		ga_buf_puts(k->html, "Help: <a href=\"");
+		html_text(k, &t);
+		ga_buf_puts(k->html, "\">");
+		html_text(k, &t);
+		ga_buf_puts(k->html, "</a><br>\n");
+		ga_buf_reset(&t);
+	}
+	ga_buf_printf(k->txt, "gpualert %s\n", GA_VERSION);
+	ga_buf_printf(k->html, "gpualert %s</p>\n</div>\n", GA_VERSION);
 	ga_buf_finish(&t);
 }
 
-/* Attachment file names go into a quoted parameter (RFC 2045 section
- * 5.1): keep [A-Za-z0-9._-] only, so no quoting or RFC 2231 is needed. */
+/* Attachment file names (RFC 2183 section 2.3): an ASCII fallback in a
+ * quoted parameter, [A-Za-z0-9._-] only, and the real name, when it
+ * differs, as an RFC 2231 extended parameter (filename*=utf-8''...). */
+static bool name_plain(const char *name)
+{
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '.' || *c == '-' ||
+		      *c == '_'))
+			return false;
+	return *name != '\0';
+}
+
 static void put_filename(struct ga_buf *out, const char *name)
 {
 	size_t n = 0;
 
-	for (const char *c = name && *name ? name : "file"; *c && n < 100;
-	     c++, n++)
+	for (const char *c = str_or(name, "file"); *c && n < 100; c++, n++)
 		ga_buf_putc(out, ((*c >= 'a' && *c <= 'z') ||
 		                  (*c >= 'A' && *c <= 'Z') ||
 		                  (*c >= '0' && *c <= '9') || *c == '.' ||
@@ -806,20 +1318,76 @@ static void put_filename(struct ga_buf *out, const char *name)
 		                         : '_');
 }
 
+/* ";\r\n filename*=utf-8''%xx..." folded with RFC 2231 continuations
+ * (section 3) so no line passes 78 characters. */
+static void put_filename_2231(struct ga_buf *out, const char *param,
+                              const char *name)
+{
+	struct ga_buf clean;
+	size_t col = 0, part = 0;
+
+	ga_buf_init(&clean);
+	ga_utf8_sanitize(&clean, name, strlen(name));
+	for (size_t i = 0; i < clean.len && i < 255; i++) {
+		unsigned char c = (unsigned char)clean.data[i];
+		bool lit = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		           (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+		           c == '_';
+
+		if (col == 0 || col > 60) {
+			ga_buf_printf(out, ";\r\n %s*%zu*=%s", param, part,
+			              part ? "" : "utf-8''");
+			col = strlen(param) + 12;
+			part++;
+		}
+		if (lit) {
+			ga_buf_putc(out, (char)c);
+			col++;
+		} else {
+			ga_buf_printf(out, "%%%02X", c);
+			col += 3;
+		}
+	}
+	ga_buf_finish(&clean);
+}
+
+/* The name the user knows: the collected file's own name (ORIGIN's last
+ * component) when the spool's sanitised FILENAME was made from it. */
+static const char *real_name(const struct ga_mail_file *f)
+{
+	const char *base;
+	struct ga_buf a;
+	bool same;
+
+	if (!f->origin || !f->filename)
+		return f->filename;
+	base = strrchr(f->origin, '/');
+	base = base ? base + 1 : f->origin;
+	ga_buf_init(&a);
+	put_filename(&a, base);
+	same = a.data && !strcmp(a.data, f->filename);
+	ga_buf_finish(&a);
+	return same ? base : f->filename;
+}
+
 static void put_attachment(struct ga_buf *out, const char *boundary,
                            const struct ga_mail_file *f)
 {
 	const char *ct = f->content_type ? f->content_type
 	                                 : "application/octet-stream";
+	const char *name = real_name(f);
 
 	ga_buf_printf(out, "--%s\r\n", boundary);
 	/* CT is ours (a fixed set), never user text. */
-	ga_buf_printf(out, "Content-Type: %s; name=\"", ct);
+	ga_buf_printf(out, "Content-Type: %s;\r\n name=\"", ct);
 	put_filename(out, f->filename);
 	ga_buf_puts(out, "\"\r\nContent-Transfer-Encoding: base64\r\n"
-	                 "Content-Disposition: attachment; filename=\"");
+	                 "Content-Disposition: attachment;\r\n filename=\"");
 	put_filename(out, f->filename);
-	ga_buf_puts(out, "\"\r\n\r\n");
+	ga_buf_putc(out, '"');
+	if (name && !name_plain(name))
+		put_filename_2231(out, "filename", name);
+	ga_buf_puts(out, "\r\n\r\n");
 	ga_mime_base64(out, f->data, f->len);
 }
 
@@ -880,16 +1448,37 @@ static void put_date(struct ga_buf *out, int64_t when)
 	              tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
+/* The From: display name (RFC 5322 section 3.4): a quoted-string when it
+ * is printable ASCII, else RFC 2047 encoded-words (section 5 (3) allows
+ * them in a phrase). */
+static void put_display_name(struct ga_buf *out, const char *name)
+{
+	bool plain = true;
+
+	for (const char *c = name; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			plain = false;
+	if (!plain || strstr(name, "=?")) {
+		ga_mime_header_text(out, name, 64, 6);
+		return;
+	}
+	ga_buf_putc(out, '"');
+	for (const char *c = name; *c && c - name < 64; c++) {
+		if (*c == '"' || *c == '\\')
+			ga_buf_putc(out, '\\');
+		ga_buf_putc(out, *c);
+	}
+	ga_buf_putc(out, '"');
+}
+
 int ga_mime_render(const struct ga_mail *m, struct ga_buf *out)
 {
 	const char **rcpt = NULL;
 	size_t n_rcpt = 0, n_plan = m->n_files;
 	struct root root;
-	struct ga_mail_file tail = {0};
-	bool have_tail = false;
 	struct attach_plan *plan = NULL;
-	struct ga_buf subj, txt, html, tailname;
-	struct line_sink k = {&txt, &html};
+	struct ga_buf subj, txt, html;
+	struct sink k = {&txt, &html, false};
 	char bmix[64], balt[64];
 	uint64_t used = 0, h;
 	int rc = 0;
@@ -904,27 +1493,13 @@ int ga_mime_render(const struct ga_mail *m, struct ga_buf *out)
 	ga_buf_init(&subj);
 	ga_buf_init(&txt);
 	ga_buf_init(&html);
-	ga_buf_init(&tailname);
 	root = find_root(m);
 
-	/* Budget: the root's log tail first (it is what the user reads),
-	 * then the files in the order given. */
-	if (root.t && root.t->verdict.tail && *root.t->verdict.tail) {
-		ga_buf_printf(&tailname, "tail-%s.%s.%" PRIu32 ".txt",
-		              root.r->job_id ? root.r->job_id : "job",
-		              root.r->step_id ? root.r->step_id : "0",
-		              root.t->task_id);
-		tail.filename = tailname.data;
-		tail.origin = root.t->log_path;
-		tail.content_type = "text/plain; charset=utf-8";
-		tail.data = root.t->verdict.tail;
-		tail.len = strlen(root.t->verdict.tail);
-		tail.orig_size = tail.len;
-		if (tail.len <= m->attach_budget) {
-			have_tail = true;
-			used += tail.len;
-		}
-	}
+	/* Budget: the files in the order given (full logs first).  The
+	 * root task's last lines are in the body, so the tail is no longer
+	 * attached: it would repeat the body and the full log.  A file that
+	 * repeats an earlier one (same name and size) is not attached
+	 * twice. */
 	if (n_plan) {
 		plan = calloc(n_plan, sizeof(*plan));
 		if (!plan) {
@@ -934,7 +1509,15 @@ int ga_mime_render(const struct ga_mail *m, struct ga_buf *out)
 	}
 	for (size_t i = 0; i < n_plan; i++) {
 		const struct ga_mail_file *f = &m->files[i];
+		bool dup = false;
 
+		for (size_t j = 0; j < i; j++)
+			if (plan[j].f && plan[j].f->len == f->len &&
+			    !strcmp(str_or(plan[j].f->filename, ""),
+			            str_or(f->filename, "")))
+				dup = true;
+		if (dup)
+			continue;
 		plan[i].f = f;
 		if (!f->data) {
 			plan[i].reason = f->note ? f->note : "not readable";
@@ -947,7 +1530,7 @@ int ga_mime_render(const struct ga_mail *m, struct ga_buf *out)
 	}
 
 	subject(&subj, m, &root);
-	body(m, &root, tail.data ? &tail : NULL, have_tail, plan, n_plan, &k);
+	body(m, &root, plan, n_plan, &k);
 
 	/* Boundaries derived from the Message-ID: deterministic, and
 	 * starting with "=_", which neither quoted-printable nor base64
@@ -957,7 +1540,9 @@ int ga_mime_render(const struct ga_mail *m, struct ga_buf *out)
 	snprintf(bmix, sizeof(bmix), "=_gpualert_%016" PRIx64 "_mixed", h);
 	snprintf(balt, sizeof(balt), "=_gpualert_%016" PRIx64 "_alt", h);
 
-	ga_buf_puts(out, "From: gpualert <");
+	ga_buf_puts(out, "From: ");
+	put_display_name(out, str_or(m->from_name, "gpualert"));
+	ga_buf_puts(out, " <");
 	ga_buf_puts(out, m->from); /* validated by the caller's config */
 	ga_buf_puts(out, ">\r\nTo: ");
 	for (size_t i = 0; i < n_rcpt; i++)
@@ -971,8 +1556,9 @@ int ga_mime_render(const struct ga_mail *m, struct ga_buf *out)
 	ga_buf_puts(out, "Auto-Submitted: auto-generated\r\n");
 	ga_buf_puts(out, "X-Gpualert-Job: ");
 	ga_mime_header_text(out,
-	                    is_array(m) ? main_report(m)->array_job_id
-	                                : main_report(m)->job_id,
+	                    str_or(is_array(m) ? main_report(m)->array_job_id
+	                                       : main_report(m)->job_id,
+	                           "?"),
 	                    64, 16);
 	ga_buf_puts(out, "\r\nMIME-Version: 1.0\r\n");
 	ga_buf_printf(out,
@@ -996,23 +1582,32 @@ int ga_mime_render(const struct ga_mail *m, struct ga_buf *out)
 		struct ga_buf doc;
 
 		ga_buf_init(&doc);
-		/* A viewport and a readable font size: it is read on
-		 * phones.  <pre> blocks wrap instead of scrolling. */
+		/* Inline CSS only, no images.  The viewport makes phones
+		 * lay it out at their own width; the outer block carries
+		 * overflow-wrap (inherited) so no word widens the page. */
+		ga_buf_puts(&doc,
+		            "<!DOCTYPE html>\n<html><head>"
+		            "<meta charset=\"utf-8\">\n"
+		            "<meta name=\"viewport\" "
+		            "content=\"width=device-width, initial-scale=1\">\n"
+		            "<title>");
+		ga_buf_put_markup(&doc, subj.data ? subj.data : "", subj.len);
 		ga_buf_puts(
 		        &doc,
-		        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
-		        "<meta name=\"viewport\" content=\"width=device-width\">\n"
-		        "<style>body{font-family:sans-serif;font-size:15px}"
-		        "pre{white-space:pre-wrap;margin:0;font-size:13px}"
-		        "</style></head><body>\n");
+		        "</title></head>\n"
+		        "<body style=\"margin:0;padding:0;"
+		        "background:#ffffff\">\n"
+		        "<div style=\"max-width:720px;margin:0 auto;"
+		        "font-family:-apple-system,'Segoe UI',Roboto,"
+		        "Helvetica,Arial,sans-serif;font-size:15px;"
+		        "line-height:1.45;color:#18181b;"
+		        "overflow-wrap:anywhere;word-break:break-word\">\n");
 		ga_buf_append(&doc, html.data ? html.data : "", html.len);
-		ga_buf_puts(&doc, "</body></html>\n");
+		ga_buf_puts(&doc, "</div>\n</body></html>\n");
 		ga_mime_qp(out, doc.data, doc.len);
 		ga_buf_finish(&doc);
 	}
 	ga_buf_printf(out, "--%s--\r\n\r\n", balt);
-	if (have_tail)
-		put_attachment(out, bmix, &tail);
 	for (size_t i = 0; i < n_plan; i++)
 		if (plan[i].fits)
 			put_attachment(out, bmix, plan[i].f);
@@ -1025,63 +1620,66 @@ out:
 	ga_buf_finish(&subj);
 	ga_buf_finish(&txt);
 	ga_buf_finish(&html);
-	ga_buf_finish(&tailname);
 	return rc;
 }
 
-int ga_mime_webhook_json(const struct ga_mail *m, struct ga_buf *out)
+void ga_mime_subject(const struct ga_mail *m, struct ga_buf *out)
+{
+	struct root root;
+
+	if (!m->n_reports || !m->reports[0])
+		return;
+	root = find_root(m);
+	subject(out, m, &root);
+}
+
+int ga_mime_summary(const struct ga_mail *m, struct ga_mail_summary *s)
 {
 	const struct ga_report *mr;
-	struct ga_buf text;
 	struct root root;
-	int first = 1;
+	const char *state;
+	int rank;
 
+	memset(s, 0, sizeof(*s));
 	if (!m->n_reports || !m->reports[0])
 		return -EINVAL;
 	mr = main_report(m);
 	root = find_root(m);
-	ga_buf_init(&text);
-	subject(&text, m, &root);
-	if (root.t && root.t->verdict.hint) {
-		ga_buf_puts(&text, "\nHint: ");
-		put_text(&text, root.t->verdict.hint, false);
+	rank = job_state(m, &state);
+	s->state = state;
+	s->failed = rank > ST_COMPLETED;
+	s->finding = root.t && root.t->verdict.cls != GA_CLASS_SUCCESS;
+	s->job_id = str_or(is_array(m) ? mr->array_job_id : mr->job_id, "?");
+	s->job_name = mr->job_name;
+	s->user = mr->user;
+	s->cls = root.t ? root.t->verdict.cls : GA_CLASS_SUCCESS;
+	s->node = root.t ? str_or(root.t->node, root.r->node) : mr->node;
+	s->hint = root.t ? root.t->verdict.hint : NULL;
+	s->evidence = root.t && root.t->verdict.n_evidence
+	                      ? &root.t->verdict.evidence[0]
+	                      : NULL;
+	s->n_reports = m->n_reports;
+	if (is_array(m)) {
+		s->failed = false;
+		for (size_t i = 0; i < m->n_reports; i++)
+			s->failed |= report_state(m->reports[i], &state) >
+			             ST_COMPLETED;
 	}
-	if (root.t && root.t->verdict.n_evidence) {
-		const struct ga_evidence *e = &root.t->verdict.evidence[0];
+	return 0;
+}
 
-		ga_buf_printf(&text, "\nline %" PRIu64 ": ", e->line);
-		put_text(&text, e->text, false);
-	}
-	ga_buf_putc(out, '{');
-	ga_json_key(out, &first, "text");
-	ga_json_string(out, text.data ? text.data : "", text.len);
-	ga_json_key(out, &first, "gpualert");
-	{
-		int f2 = 1;
+bool ga_mime_wanted(const struct ga_mail *m)
+{
+	bool fail_only = m->n_reports > 0;
+	struct ga_mail_summary s;
 
-		ga_buf_putc(out, '{');
-		ga_json_key(out, &f2, "job_id");
-		ga_json_str(out, is_array(m) ? mr->array_job_id : mr->job_id);
-		ga_json_key(out, &f2, "job_name");
-		ga_json_str(out, mr->job_name);
-		ga_json_key(out, &f2, "user");
-		ga_json_str(out, mr->user);
-		ga_json_key(out, &f2, "class");
-		ga_json_str(out, root.t ? ga_class_name(root.t->verdict.cls)
-		                        : "success");
-		ga_json_key(out, &f2, "node");
-		ga_json_str(out, root.t ? (root.t->node ? root.t->node
-		                                        : root.r->node)
-		                        : mr->node);
-		ga_json_key(out, &f2, "scheduler_state");
-		ga_json_str(out, job_state(m) != GA_STATE_NONE
-		                         ? ga_sched_state_name(job_state(m))
-		                         : NULL);
-		ga_json_key(out, &f2, "reports");
-		ga_buf_printf(out, "%zu", m->n_reports);
-		ga_buf_putc(out, '}');
-	}
-	ga_buf_putc(out, '}');
-	ga_buf_finish(&text);
-	return out->failed ? -ENOMEM : 0;
+	/* Every step must have asked for failures only: one step asking for
+	 * always is enough to send. */
+	for (size_t i = 0; i < m->n_reports; i++)
+		if (!m->reports[i]->notify ||
+		    strcmp(m->reports[i]->notify, "fail"))
+			fail_only = false;
+	if (!fail_only || ga_mime_summary(m, &s) < 0)
+		return true;
+	return s.failed || s.finding;
 }

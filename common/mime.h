@@ -18,7 +18,9 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "classifier.h"
 #include "report.h"
+#include "taxonomy.h"
 
 /* A file offered for attaching, in priority order. */
 struct ga_mail_file {
@@ -51,21 +53,49 @@ struct ga_mail {
 	size_t n_files;
 	const struct ga_mail_skipped *skipped;
 	size_t n_skipped;
+	/* Site wording ([mail] from_name, subject_prefix, footer, help_url);
+	 * NULL or "": "gpualert", no prefix, no footer, no link. */
+	const char *from_name;
+	const char *subject_prefix;
+	const char *footer;
+	const char *help_url;
+};
+
+/* What a message says, for the other channels (borrowed from M's reports,
+ * valid while they are). */
+struct ga_mail_summary {
+	const char *state;  /* Slurm's: COMPLETED, FAILED, TIMEOUT, ... */
+	bool failed;        /* a state other than COMPLETED (any array task) */
+	bool finding;       /* gpualert found a cause (even after exit 0) */
+	const char *job_id; /* the job, or the array's id */
+	const char *job_name, *user, *node, *hint;
+	enum ga_class cls;
+	const struct ga_evidence *evidence; /* first line; NULL if none */
+	size_t n_reports;
 };
 
 /* Render M as a complete RFC 5322 message with CRLF line ends into OUT.
- * The log tail of the root task is attached first (from the report), then
- * FILES in order while they fit ATTACH_BUDGET; every file that does not
- * fit, and every SKIPPED one, is listed in the body with its size, path
- * and reason.  Returns 0, -EINVAL (no reports, or no valid recipient) or
- * -ENOMEM. */
+ * The subject leads with Slurm's state (never one Slurm would not show),
+ * then gpualert's finding.  The body answers what happened, where and what
+ * now before any attachment: root cause and hint, evidence, the root
+ * task's last lines, a facts table (exit, elapsed vs limit, memory peak vs
+ * request, GPUs, script, directory) and, for arrays, the failing tasks as
+ * ARRAY_INDEX.  FILES are attached in order while they fit ATTACH_BUDGET,
+ * a repeated name and size once; every file that does not fit, and every
+ * SKIPPED one, is listed with its size, path and reason.  Returns 0,
+ * -EINVAL (no reports, or no valid recipient) or -ENOMEM. */
 int ga_mime_render(const struct ga_mail *m, struct ga_buf *out);
 
-/* The webhook payload for M: one JSON object with "text" (Slack and
- * Mattermost show it: the subject line, the hint and the first evidence
- * line) and "gpualert" (job, class, node, state).  Returns 0, -EINVAL (no
- * reports) or -ENOMEM. */
-int ga_mime_webhook_json(const struct ga_mail *m, struct ga_buf *out);
+/* The subject line of M (with the site prefix), unencoded UTF-8. */
+void ga_mime_subject(const struct ga_mail *m, struct ga_buf *out);
+
+/* Fill S from M.  Returns 0 or -EINVAL (no reports). */
+int ga_mime_summary(const struct ga_mail *m, struct ga_mail_summary *s);
+
+/* Whether M should be sent at all: false only when every report asked
+ * for failures only (notify = "fail") and the job completed with nothing
+ * found.  Such reports are still spooled (statistics, durable logs). */
+bool ga_mime_wanted(const struct ga_mail *m);
 
 /* The validated recipients of M's reports, deduplicated, in order: the
  * envelope for SMTP.  Returns a heap array of borrowed pointers (into the

@@ -135,9 +135,10 @@ int ga_rate_load_log(struct ga_rate *r, const char *path, int64_t now)
 		if (sscanf(line, "%lld %63s %255s %299s", &t, user, claim,
 		           mid) != 4)
 			continue;
-		/* Log-only reports are recorded too (as sent, for dedup) but
-		 * were never delivered: they do not count. */
-		if (!strcmp(mid, "(log-only)"))
+		/* Reports with nothing to send are recorded too (for dedup),
+		 * with a "(...)" note in place of a Message-ID ("(log-only)",
+		 * "(success, fail-only)"): only deliveries count. */
+		if (mid[0] == '(')
 			continue;
 		if (t > now - WINDOW && t <= now &&
 		    ga_rate_record(r, user, t)) {

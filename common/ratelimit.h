@@ -32,8 +32,8 @@ int ga_rate_record(struct ga_rate *r, const char *user, int64_t now);
 
 /* Feed the window from a sent.log ("TIME USER CLAIM MESSAGE-ID" lines) so
  * a restarted sender keeps counting.  Only real deliveries count: lines
- * whose MESSAGE-ID is "(log-only)" (a report with nothing to send) are
- * skipped.  Returns 0, or -errno other than
+ * whose MESSAGE-ID is a "(...)" note ("(log-only)", "(success,
+ * fail-only)": nothing was sent) are skipped.  Returns 0, or -errno other than
  * ENOENT. */
 int ga_rate_load_log(struct ga_rate *r, const char *path, int64_t now);
 

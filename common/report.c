@@ -54,10 +54,13 @@ static void task_finish(struct ga_task_report *t)
 
 void ga_report_finish(struct ga_report *r)
 {
-	char **strings[] = {&r->origin,       &r->job_id,        &r->step_id,
-	                    &r->array_job_id, &r->array_task_id, &r->job_name,
-	                    &r->user,         &r->node,          &r->work_dir,
-	                    &r->command,      &r->mode};
+	char **strings[] = {
+	        &r->origin,        &r->job_id,        &r->step_id,
+	        &r->array_job_id,  &r->array_task_id, &r->job_name,
+	        &r->user,          &r->node,          &r->work_dir,
+	        &r->command,       &r->mode,          &r->gres,
+	        &r->script,        &r->notify,        &r->webhook_url,
+	        &r->webhook_format};
 
 	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
 		free(*strings[i]);
@@ -231,6 +234,25 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 	if (r->sched_state != GA_STATE_NONE)
 		key_str(out, &first, "scheduler_state",
 		        ga_sched_state_name(r->sched_state));
+	if (r->time_limit > 0)
+		key_int(out, &first, "time_limit", (long long)r->time_limit);
+	if (r->mem_request) {
+		key_int(out, &first, "mem_request", (long long)r->mem_request);
+		ga_json_key(out, &first, "mem_per_cpu");
+		ga_buf_puts(out, r->mem_per_cpu ? "true" : "false");
+	}
+	if (r->mem_peak)
+		key_int(out, &first, "mem_peak", (long long)r->mem_peak);
+	if (r->gres)
+		key_str(out, &first, "gres", r->gres);
+	if (r->script)
+		key_str(out, &first, "script", r->script);
+	if (r->notify)
+		key_str(out, &first, "notify", r->notify);
+	if (r->webhook_url) {
+		key_str(out, &first, "webhook_url", r->webhook_url);
+		key_str(out, &first, "webhook_format", r->webhook_format);
+	}
 	key_int(out, &first, "root_task", r->root_task);
 	key_str(out, &first, "class", ga_class_name(cls));
 	key_str(out, &first, "rule", root ? root->rule : NULL);
@@ -432,7 +454,14 @@ int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
 	        {"work_dir", offsetof(struct ga_report, work_dir), false},
 	        {"command", offsetof(struct ga_report, command), false},
 	        {"mode", offsetof(struct ga_report, mode), false},
+	        {"gres", offsetof(struct ga_report, gres), false},
+	        {"script", offsetof(struct ga_report, script), false},
+	        {"notify", offsetof(struct ga_report, notify), false},
+	        {"webhook_url", offsetof(struct ga_report, webhook_url), false},
+	        {"webhook_format", offsetof(struct ga_report, webhook_format),
+	         false},
 	};
+	const struct ga_json *b;
 	const struct ga_json *tasks, *recipients;
 	const char *state;
 	struct ga_json *root;
@@ -467,6 +496,14 @@ int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
 		r->start_time = n;
 	if (ga_json_get_int(root, "end_time", &n))
 		r->end_time = n;
+	if (ga_json_get_int(root, "time_limit", &n) && n > 0)
+		r->time_limit = n;
+	if (ga_json_get_int(root, "mem_request", &n) && n > 0)
+		r->mem_request = (uint64_t)n;
+	if (ga_json_get_int(root, "mem_peak", &n) && n > 0)
+		r->mem_peak = (uint64_t)n;
+	b = ga_json_get(root, "mem_per_cpu");
+	r->mem_per_cpu = b && b->type == GA_JSON_BOOL && b->boolean;
 	state = ga_json_get_str(root, "scheduler_state");
 	if (state) {
 		int s = ga_sched_state_from_name(state);

@@ -13,10 +13,23 @@
  *   tasks: [ { task_id, node, log_path, start_time, end_time,
  *              capture_error?, verdict: <classify --json object>,
  *              tail? (root task and the first failing tasks only) } ]
+ *
+ * Optional keys added within schema 1 (readers ignore keys they do not
+ * know, so reports with and without them are read by every sender of
+ * schema 1; a missing key reads as "unknown"):
+ *   time_limit (seconds; Slurm gives minutes), mem_request (bytes, per
+ *   node, or per CPU when mem_per_cpu is true), mem_per_cpu, mem_peak
+ *   (bytes, the job cgroup's high-water mark on this node), gres (GPUs and
+ *   other generic resources allocated per node, Slurm's spelling),
+ *   script (the path the user submitted, not slurmd's copy),
+ *   notify ("always" | "fail": send nothing when the job succeeded),
+ *   webhook_url, webhook_format ("slack" | "teams" | "ntfy": a personal
+ *   destination, already checked against [webhook] allowed_hosts).
  */
 #ifndef GPUALERT_COMMON_REPORT_H
 #define GPUALERT_COMMON_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,6 +85,19 @@ struct ga_report {
 	struct ga_task_report *tasks;
 	size_t n_tasks;
 	long root_task; /* -1: no task failed */
+
+	/* Resource context (0 / NULL: unknown). */
+	int64_t time_limit;   /* seconds */
+	uint64_t mem_request; /* bytes per node, or per CPU */
+	bool mem_per_cpu;
+	uint64_t mem_peak; /* bytes */
+	char *gres;
+	char *script;
+
+	/* Delivery choice. */
+	char *notify; /* "always" (NULL reads so) or "fail" */
+	char *webhook_url;
+	char *webhook_format;
 };
 
 /* Caller storage; every string field is heap-owned by the report. */

@@ -1185,17 +1185,21 @@ int ga_spool_separate(const char *dir, const char *claim, const char *name,
 	return rc;
 }
 
-/* A sent.log field: printable ASCII without spaces, else '?'.  Values come
- * from reports, which the job's user influences: no newline may forge a
- * line and no space a field. */
-static void put_field(struct ga_buf *b, const char *s)
+/* A sent.log field: printable ASCII, else '?'.  Values come from reports,
+ * which the job's user influences: no newline may forge a line, and no
+ * space a field (the last field, the message id or a "(...)" note, may
+ * hold spaces: nothing follows it). */
+static void put_field(struct ga_buf *b, const char *s, bool last)
 {
 	if (!s || !*s) {
 		ga_buf_putc(b, '-');
 		return;
 	}
 	for (size_t i = 0; s[i] && i < 255; i++)
-		ga_buf_putc(b, s[i] > ' ' && s[i] < 0x7f ? s[i] : '?');
+		ga_buf_putc(b,
+		            (s[i] > ' ' || (last && s[i] == ' ')) && s[i] < 0x7f
+		                    ? s[i]
+		                    : '?');
 }
 
 int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
@@ -1210,11 +1214,11 @@ int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
 		return rc;
 	ga_buf_init(&line);
 	ga_buf_printf(&line, "%" PRId64 " ", now);
-	put_field(&line, user);
+	put_field(&line, user, false);
 	ga_buf_putc(&line, ' ');
-	put_field(&line, claim);
+	put_field(&line, claim, false);
 	ga_buf_putc(&line, ' ');
-	put_field(&line, message_id);
+	put_field(&line, message_id, true);
 	ga_buf_putc(&line, '\n');
 	if (line.failed) {
 		ga_buf_finish(&line);

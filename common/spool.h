@@ -281,8 +281,10 @@ int ga_spool_separate(const char *dir, const char *claim, const char *name,
 /* Record that MESSAGE_ID of CLAIM for USER was accepted at NOW (append
  * and fsync a line of sent.log), then remove out/CLAIM.  USER and
  * MESSAGE_ID come from reports: every byte outside printable ASCII, and
- * every space, is written as '?', so a value cannot forge a line or a
- * field.  Returns 0 or
+ * every space in USER and CLAIM, is written as '?', so a value cannot
+ * forge a line or a field.  MESSAGE_ID is "<...>" for a delivered
+ * message, or a "(...)" note when nothing was sent (log-only, fail-only):
+ * the rate limit counts only the former.  Returns 0 or
  * -errno (the claim stays when the log line could not be written). */
 int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
                        const char *message_id, int64_t now);

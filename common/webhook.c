@@ -23,9 +23,11 @@ static size_t discard(char *p, size_t size, size_t nmemb, void *ud)
 }
 
 enum ga_send_result ga_webhook_post(const struct ga_config *cfg,
-                                    const char *body, size_t len, char *err,
-                                    size_t err_size)
+                                    const char *url, const char *content_type,
+                                    const char *title, const char *body,
+                                    size_t len, char *err, size_t err_size)
 {
+	char ct[128], th[300];
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct curl_slist *hdr = NULL;
 	enum ga_send_result res;
@@ -34,19 +36,35 @@ enum ga_send_result ga_webhook_post(const struct ga_config *cfg,
 	CURL *c;
 
 	err[0] = '\0';
-	if (!cfg->webhook_url || !*cfg->webhook_url) {
+	if (!url)
+		url = cfg->webhook_url;
+	if (!url || !*url) {
 		snprintf(err, err_size, "no [webhook] url configured");
 		return GA_SEND_RETRY;
 	}
 	c = curl_easy_init();
-	hdr = curl_slist_append(NULL, "Content-Type: application/json");
+	snprintf(ct, sizeof(ct), "Content-Type: %s",
+	         content_type ? content_type : "application/json");
+	hdr = curl_slist_append(NULL, ct);
+	if (hdr && title && *title) {
+		struct curl_slist *h2;
+
+		snprintf(th, sizeof(th), "Title: %s", title);
+		h2 = curl_slist_append(hdr, th);
+		if (!h2) {
+			curl_slist_free_all(hdr);
+			hdr = NULL;
+		} else {
+			hdr = h2;
+		}
+	}
 	if (!c || !hdr) {
 		snprintf(err, err_size, "out of memory");
 		curl_slist_free_all(hdr);
 		curl_easy_cleanup(c);
 		return GA_SEND_RETRY;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, cfg->webhook_url);
+	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);

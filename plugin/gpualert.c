@@ -21,10 +21,12 @@ struct ga_plugin ga_plugin_state;
 
 static struct spank_option gpualert_option = {
         "gpualert",
-        "MODE",
+        "[fail:]MODE",
         "Report why the job failed: MODE = email (to you, the default), "
-        "email:ADDR[,ADDR...], log (durable logs and report only), webhook, "
-        "or off.",
+        "email:ADDR[,ADDR...], log (durable logs and report only), webhook "
+        "(the site's chat), webhook:[slack:|teams:|ntfy:]URL (your own, to "
+        "hosts the site allows), or off.  fail: notifies only when the job "
+        "failed or hid a problem (always: every job).",
         2,
         0,
         ga_plugin_option_cb,

@@ -124,7 +124,60 @@ void ga_alert_finish(struct ga_alert *a)
 {
 	for (size_t i = 0; i < a->n_recipients; i++)
 		free(a->recipients[i]);
+	free(a->webhook_url);
 	memset(a, 0, sizeof(*a));
+}
+
+int ga_alert_to_report(const struct ga_alert *a, struct ga_report *r)
+{
+	int rc = ga_report_set(&r->mode, ga_mode_name(a->mode));
+
+	for (size_t i = 0; !rc && i < a->n_recipients; i++)
+		rc = ga_report_add_recipient(r, a->recipients[i]);
+	if (!rc)
+		rc = ga_report_set(&r->notify, ga_notify_name(a->notify));
+	if (!rc && a->webhook_url) {
+		rc = ga_report_set(&r->webhook_url, a->webhook_url);
+		if (!rc)
+			rc = ga_report_set(
+			        &r->webhook_format,
+			        ga_chat_format_name(a->webhook_format));
+	}
+	return rc < 0 ? rc : 0;
+}
+
+static int parse_webhook(const char *dest, const struct ga_config *cfg,
+                         struct ga_alert *a, char *err, size_t errsz)
+{
+	const char *url;
+	enum ga_chat_format f;
+
+	a->mode = GA_MODE_WEBHOOK;
+	if (!dest) {
+		if (cfg->webhook_url && *cfg->webhook_url)
+			return 0;
+		snprintf(err, errsz,
+		         "this cluster has no webhook configured; use email%s",
+		         cfg->webhook_allowed_hosts &&
+		                         *cfg->webhook_allowed_hosts
+		                 ? " or webhook:URL to your own chat"
+		                 : "");
+		return -EINVAL;
+	}
+	if (!cfg->webhook_allowed_hosts || !*cfg->webhook_allowed_hosts) {
+		snprintf(err, errsz,
+		         "webhooks to your own chat are not enabled on this "
+		         "cluster ([webhook] allowed_hosts is empty)");
+		return -EINVAL;
+	}
+	if (ga_chat_dest_parse(dest, cfg->webhook_allowed_hosts, &f, &url, err,
+	                       errsz) < 0)
+		return -EINVAL;
+	a->webhook_url = strdup(url);
+	if (!a->webhook_url)
+		return -ENOMEM;
+	a->webhook_format = f;
+	return 0;
 }
 
 int ga_alert_parse(const char *value, const struct ga_config *cfg,
@@ -138,6 +191,7 @@ int ga_alert_parse(const char *value, const struct ga_config *cfg,
 
 	memset(a, 0, sizeof(*a));
 	err[0] = '\0';
+	a->notify = cfg->notify;
 	if (max > GA_REPORT_MAX_RECIPIENTS)
 		max = GA_REPORT_MAX_RECIPIENTS;
 	if (!value) {
@@ -159,6 +213,13 @@ int ga_alert_parse(const char *value, const struct ga_config *cfg,
 		         GA_OPTION_VALUE_MAX);
 		return -EINVAL;
 	}
+	if (!strncmp(value, "fail:", 5)) {
+		a->notify = GA_NOTIFY_FAIL;
+		value += 5;
+	} else if (!strncmp(value, "always:", 7)) {
+		a->notify = GA_NOTIFY_ALWAYS;
+		value += 7;
+	}
 	if (!strcmp(value, "off")) {
 		a->mode = GA_MODE_OFF;
 		return 0;
@@ -167,9 +228,12 @@ int ga_alert_parse(const char *value, const struct ga_config *cfg,
 		a->mode = GA_MODE_LOG;
 		return 0;
 	}
-	if (!strcmp(value, "webhook")) {
-		a->mode = GA_MODE_WEBHOOK;
-		return 0;
+	if (!strcmp(value, "webhook") || !strncmp(value, "webhook:", 8)) {
+		rc = parse_webhook(value[7] ? value + 8 : NULL, cfg, a, err,
+		                   errsz);
+		if (rc < 0)
+			ga_alert_finish(a);
+		return rc;
 	}
 	if (!strcmp(value, "email")) {
 		a->mode = GA_MODE_EMAIL;
@@ -179,8 +243,9 @@ int ga_alert_parse(const char *value, const struct ga_config *cfg,
 	} else {
 		sanitize(shown, sizeof(shown), value, strlen(value));
 		snprintf(err, errsz,
-		         "unknown mode '%s' (use off, log, email, "
-		         "email:ADDR[,ADDR...] or webhook)",
+		         "unknown mode '%s' (use [fail:|always:] then off, "
+		         "log, email, email:ADDR[,ADDR...], webhook or "
+		         "webhook:URL)",
 		         shown);
 		return -EINVAL;
 	}

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "report.h"
 
 struct ga_plugin {
 	struct ga_config cfg;
@@ -35,5 +36,19 @@ int ga_remote_task_init(spank_t sp);
 int ga_remote_task_post_fork(spank_t sp);
 int ga_remote_task_exit(spank_t sp);
 int ga_remote_exit(spank_t sp);
+
+/* Fill R's resource context for the mail (plugin/resources.c): time limit,
+ * requested memory (per node or per CPU), GPUs from gres, the submitted
+ * script, the working directory and array ids when R has none, from one
+ * slurm_load_job(JOB_ID); the memory peak from the job's cgroup v1
+ * memory.max_usage_in_bytes on R->node.  Only for reports whose mode is
+ * email or webhook.  Root context (slurm_spank_exit), before the report is
+ * written; failures leave the fields unknown and are logged. */
+void ga_plugin_fill_resources(spank_t sp, uint32_t job_id, struct ga_report *r);
+
+/* Sample the job's memory peak on NODE (cgroup v1, hierarchical: every
+ * step so far) while its cgroup still exists: call from task_exit (root).
+ * ga_plugin_fill_resources reports the highest sample. */
+void ga_plugin_sample_memory(const char *node, uint32_t uid, uint32_t job_id);
 
 #endif

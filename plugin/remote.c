@@ -385,6 +385,7 @@ int ga_remote_task_exit(spank_t sp)
 	t->exited = true;
 	t->end = now_real();
 	t->oom_kills = read_oom_kills(ltid);
+	ga_plugin_sample_memory(R.node, (uint32_t)R.uid, R.job_id);
 	/* Wait (bounded) for the helper: after the last task_exit Slurm
 	 * kills whatever is left in the step cgroup, helper included. */
 	tc = ga_collector_finish_task(R.coll, gtid,
@@ -457,9 +458,8 @@ int ga_remote_exit(spank_t sp)
 	r.gid = R.gid;
 	ga_report_set(&r.node, R.node);
 	ga_report_set(&r.command, R.command);
-	ga_report_set(&r.mode, ga_mode_name(R.alert.mode));
-	for (size_t i = 0; i < R.alert.n_recipients; i++)
-		ga_report_add_recipient(&r, R.alert.recipients[i]);
+	ga_alert_to_report(&R.alert, &r);
+	ga_plugin_fill_resources(sp, R.job_id, &r);
 	r.start_time = (int64_t)R.start;
 	r.end_time = time(NULL);
 	r.sched_state = R.sched;

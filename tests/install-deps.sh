@@ -10,6 +10,7 @@ packages=(
 	slurmctld slurmd slurm-client libslurm-dev munge
 	python3 python3-aiosmtpd
 	clang clang-format openssl time procps util-linux
+	chromium fonts-dejavu-core
 )
 
 if [ "$(id -u)" != 0 ]; then

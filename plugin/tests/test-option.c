@@ -31,8 +31,86 @@ int main(void)
 	ga_alert_finish(&a);
 	ok(parse(&cfg, "off", &a, err) == 0 && a.mode == GA_MODE_OFF, "off");
 	ok(parse(&cfg, "log", &a, err) == 0 && a.mode == GA_MODE_LOG, "log");
-	ok(parse(&cfg, "webhook", &a, err) == 0 && a.mode == GA_MODE_WEBHOOK,
-	   "webhook");
+	ok(parse(&cfg, "webhook", &a, err) == -EINVAL &&
+	           strstr(err, "no webhook configured"),
+	   "webhook without [webhook] url: refused: %s", err);
+	ga_config_set(&cfg, "webhook.url", "https://chat.example.org/hooks/x",
+	              "test", NULL);
+	ok(parse(&cfg, "webhook", &a, err) == 0 && a.mode == GA_MODE_WEBHOOK &&
+	           !a.webhook_url,
+	   "webhook: the admin's");
+	ga_alert_finish(&a);
+	ok(parse(&cfg, "webhook:https://hooks.slack.com/services/T/B/x", &a,
+	         err) == -EINVAL &&
+	           strstr(err, "not enabled"),
+	   "own webhook, no allowed_hosts: refused: %s", err);
+	ga_config_set(&cfg, "webhook.allowed_hosts",
+	              "hooks.slack.com, ntfy.example.org, 127.0.0.1:18320",
+	              "test", NULL);
+	ok(parse(&cfg, "fail:webhook:https://hooks.slack.com/services/T/B/x",
+	         &a, err) == 0 &&
+	           a.mode == GA_MODE_WEBHOOK && a.notify == GA_NOTIFY_FAIL &&
+	           a.webhook_format == GA_CHAT_SLACK &&
+	           !strcmp(a.webhook_url,
+	                   "https://hooks.slack.com/services/T/B/x"),
+	   "fail:webhook:URL to an allowed host");
+	ga_alert_finish(&a);
+	ok(parse(&cfg, "webhook:ntfy:https://ntfy.example.org/alice", &a,
+	         err) == 0 &&
+	           a.webhook_format == GA_CHAT_NTFY,
+	   "ntfy format");
+	ga_alert_finish(&a);
+	ok(parse(&cfg, "webhook:teams:http://127.0.0.1:18320/hook", &a, err) ==
+	                   0 &&
+	           a.webhook_format == GA_CHAT_TEAMS,
+	   "teams format, allowed host:port");
+	ga_alert_finish(&a);
+	ok(parse(&cfg, "webhook:http://127.0.0.1:18321/hook", &a, err) ==
+	           -EINVAL,
+	   "same host, other port: refused: %s", err);
+	ok(parse(&cfg, "webhook:https://evil.example.com/x", &a, err) ==
+	                   -EINVAL &&
+	           strstr(err, "not allowed"),
+	   "host not listed: refused: %s", err);
+	ok(parse(&cfg, "webhook:https://hooks.slack.com@evil.example.com/x", &a,
+	         err) == -EINVAL,
+	   "user-info trick refused: %s", err);
+	ok(parse(&cfg, "webhook:https://hooks.slack.com.evil.example.com/x", &a,
+	         err) == -EINVAL,
+	   "suffix trick refused");
+	ok(parse(&cfg, "webhook:https://hooks.slack.com/a b", &a, err) ==
+	           -EINVAL,
+	   "space in the URL refused");
+	ok(parse(&cfg, "webhook:irc:https://hooks.slack.com/x", &a, err) ==
+	           -EINVAL,
+	   "unknown format refused");
+	ok(parse(&cfg, "webhook:ftp://hooks.slack.com/x", &a, err) == -EINVAL,
+	   "other scheme refused");
+	ok(parse(&cfg, "fail:email", &a, err) == 0 &&
+	           a.notify == GA_NOTIFY_FAIL && a.mode == GA_MODE_EMAIL,
+	   "fail:email");
+	ga_alert_finish(&a);
+	ok(parse(&cfg, "always:log", &a, err) == 0 &&
+	           a.notify == GA_NOTIFY_ALWAYS && a.mode == GA_MODE_LOG,
+	   "always:log");
+	ok(parse(&cfg, "email", &a, err) == 0 && a.notify == GA_NOTIFY_ALWAYS,
+	   "no WHEN: the site default (always)");
+	ga_alert_finish(&a);
+	ga_config_set(&cfg, "general.notify", "fail", "test", NULL);
+	ok(parse(&cfg, "email", &a, err) == 0 && a.notify == GA_NOTIFY_FAIL,
+	   "no WHEN: the site default (fail)");
+	{
+		struct ga_report r;
+
+		ga_report_init(&r);
+		ok(ga_alert_to_report(&a, &r) == 0 && r.notify &&
+		           !strcmp(r.notify, "fail") && r.n_recipients == 1 &&
+		           !strcmp(r.mode, "email"),
+		   "the choice reaches the report");
+		ga_report_finish(&r);
+	}
+	ga_alert_finish(&a);
+	ok(parse(&cfg, "fail:", &a, err) == -EINVAL, "fail: alone refused");
 	ok(parse(&cfg, "mail", &a, err) == -EINVAL &&
 	           strstr(err, "unknown mode"),
 	   "unknown mode: %s", err);

@@ -2,7 +2,10 @@
  * report files, with a fixed date and claim name, for the golden tests.
  *
  *   render-mail [--date UNIX] [--claim NAME] [--budget BYTES]
- *               [--from ADDR] [--att DIR]... [--webhook] REPORT.json...
+ *               [--from ADDR] [--att DIR]... [--site]
+ *               [--webhook | --chat slack|teams|ntfy] REPORT.json...
+ *
+ * --site uses a site's from name, subject prefix, footer and help URL. 
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +14,7 @@
 
 #include "artifacts.h"
 #include "buf.h"
+#include "chat.h"
 #include "mime.h"
 #include "report.h"
 
@@ -27,7 +31,10 @@ int main(int argc, char **argv)
 	size_t n = 0;
 	long long date = 1751375000;
 	unsigned long long budget = 65536;
-	int rc, webhook = 0;
+	int rc, webhook = -1;
+	const char *from_name = "gpualert", *prefix = "[gpualert]",
+	           *footer = "", *help_url = "";
+	char title[200];
 
 	ga_artifact_set_init(&att);
 	for (int i = 1; i < argc; i++) {
@@ -43,7 +50,18 @@ int main(int argc, char **argv)
 			if (ga_artifacts_load(argv[++i], 1 << 30, &att) < 0)
 				return 1;
 		} else if (!strcmp(argv[i], "--webhook")) {
-			webhook = 1;
+			webhook = GA_CHAT_SLACK;
+		} else if (!strcmp(argv[i], "--chat") && i + 1 < argc) {
+			i++;
+			webhook = ga_chat_format_from_name(argv[i],
+			                                   strlen(argv[i]));
+			if (webhook < 0)
+				return 2;
+		} else if (!strcmp(argv[i], "--site")) {
+			from_name = "Example HPC";
+			prefix = "[hpc]";
+			footer = "Questions? hpc-help@example.org";
+			help_url = "https://hpc.example.org/help/gpualert";
 		} else if (n < 64) {
 			char *text;
 			size_t len;
@@ -86,12 +104,19 @@ int main(int argc, char **argv)
 	m.skipped = att.skipped;
 	m.n_skipped = att.n_skipped;
 	ga_buf_init(&out);
-	rc = webhook ? ga_mime_webhook_json(&m, &out)
-	             : ga_mime_render(&m, &out);
+	m.from_name = from_name;
+	m.subject_prefix = prefix;
+	m.footer = footer;
+	m.help_url = help_url;
+	rc = webhook >= 0 ? ga_chat_payload(&m, (enum ga_chat_format)webhook,
+	                                    &out, title, sizeof(title))
+	                  : ga_mime_render(&m, &out);
 	if (rc) {
 		fprintf(stderr, "render: %s\n", strerror(-rc));
 		return 1;
 	}
+	if (webhook == GA_CHAT_NTFY)
+		printf("Title: %s\n\n", title);
 	fwrite(out.data, 1, out.len, stdout);
 	ga_buf_finish(&out);
 	ga_artifact_set_finish(&att);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "chat.h"
 #include "mime.h"
 #include "report.h"
 #include "tap.h"
@@ -58,6 +59,8 @@ int main(void)
 	const struct ga_report *rp = &r;
 	struct ga_mail m;
 	char mid[200], *big;
+	struct ga_mail_file big_log = {
+	        "big.log", "/w/big.log", NULL, "0123456789", 10, 10, NULL};
 	size_t n;
 
 	/* Unstructured header values. */
@@ -169,7 +172,9 @@ int main(void)
 	m.from = "gpualert@example.org";
 	m.message_id = mid;
 	m.date = 0;
-	m.attach_budget = 4; /* the tail (10 bytes) does not fit */
+	m.attach_budget = 4; /* the log (10 bytes) does not fit */
+	m.files = &big_log;
+	m.n_files = 1;
 	ga_buf_reset(&b);
 	ok(ga_mime_render(&m, &b) == 0, "render");
 	{
@@ -183,7 +188,9 @@ int main(void)
 		*end = '\r';
 	}
 	ok(strstr(b.data, "NOT attached") && strstr(b.data, "budget"),
-	   "the tail that does not fit is listed");
+	   "the log that does not fit is listed");
+	ok(strstr(b.data, "last line") != NULL, "the tail is in the body");
+	ok(!strstr(b.data, "tail-42"), "the tail is not attached");
 	ok(!bare_cr_or_lf(b.data), "CRLF throughout");
 	{
 		const char **rc = ga_mime_recipients(&m, &n);
@@ -197,6 +204,136 @@ int main(void)
 	add_task(&r, "x\n");
 	ga_buf_reset(&b);
 	ok(ga_mime_render(&m, &b) == -22, "no valid recipient: -EINVAL");
+	ga_report_finish(&r);
+
+	/* The subject leads with Slurm's state: a NaN after exit 0 is
+	 * COMPLETED, never FAILED. */
+	ga_report_init(&r);
+	ga_report_set(&r.job_id, "44");
+	ga_report_set(&r.step_id, "batch");
+	ga_report_add_recipient(&r, "bob@example.org");
+	add_task(&r, "loss nan\n");
+	r.tasks[0].verdict.cls = GA_CLASS_NAN;
+	r.tasks[0].verdict.status.exit_code = 0;
+	m.files = NULL;
+	m.n_files = 0;
+	m.subject_prefix = "[hpc]";
+	ga_buf_reset(&b);
+	ga_mime_subject(&m, &b);
+	ok(b.data && !strcmp(b.data, "[hpc] COMPLETED, but training "
+	                             "diverged (nan) - job 44 (-)"),
+	   "NaN after exit 0: %s", b.data);
+	ok(ga_mime_wanted(&m), "notify unset: wanted");
+	ga_report_set(&r.notify, "fail");
+	ok(ga_mime_wanted(&m), "fail-only, but a finding: wanted");
+	r.tasks[0].verdict.cls = GA_CLASS_SUCCESS;
+	r.root_task = -1;
+	ok(!ga_mime_wanted(&m), "fail-only and a clean success: not wanted");
+	r.tasks[0].verdict.status.exit_code = 3;
+	ok(ga_mime_wanted(&m), "fail-only and exit 3: wanted");
+	ga_buf_reset(&b);
+	ga_mime_subject(&m, &b);
+	ok(b.data && !strncmp(b.data, "[hpc] FAILED - job 44", 21),
+	   "exit 3, no class: %s", b.data);
+
+	/* A failed srun step inside a batch script that exits 0: Slurm
+	 * says COMPLETED for the job, so does the subject. */
+	{
+		struct ga_report step;
+		const struct ga_report *two[2] = {&step, &r};
+
+		ga_report_init(&step);
+		ga_report_set(&step.job_id, "44");
+		ga_report_set(&step.step_id, "0");
+		add_task(&step, "oom\n");
+		r.tasks[0].verdict.status.exit_code = 0;
+		m.reports = two;
+		m.n_reports = 2;
+		ga_buf_reset(&b);
+		ga_mime_subject(&m, &b);
+		ok(b.data && !strncmp(b.data, "[hpc] COMPLETED, but GPU memory",
+		                      31),
+		   "failed step, batch exit 0: %s", b.data);
+		step.tasks[0].verdict.status.oom_kills = 1;
+		ga_buf_reset(&b);
+		ga_mime_subject(&m, &b);
+		ok(b.data && !strncmp(b.data, "[hpc] OUT_OF_MEMORY", 19),
+		   "an oom-kill in any step: %s", b.data);
+		m.reports = &rp;
+		m.n_reports = 1;
+		r.tasks[0].verdict.status.exit_code = 3;
+		ga_report_finish(&step);
+	}
+
+	/* Chat payloads: a job name cannot ping a channel or hide a link. */
+	{
+		char title[100];
+
+		ga_report_set(&r.job_name, "<!channel> & <https://x|y> @here");
+		ga_buf_reset(&b);
+		ok(ga_chat_payload(&m, GA_CHAT_SLACK, &b, title,
+		                   sizeof(title)) == 0,
+		   "Slack payload");
+		{
+			/* Only "text" is displayed; "gpualert" is data. */
+			char *data = strstr(b.data, ",\"gpualert\":");
+
+			if (data)
+				*data = '\0';
+		}
+		ok(strstr(b.data, "&lt;!channel&gt; &amp; "
+		                  "&lt;https://x|y&gt; @\xe2\x81\xa0here") &&
+		           !strstr(b.data, "<!channel>") &&
+		           !strstr(b.data, "<https"),
+		   "Slack: &, <, > escaped, @here broken");
+		ga_buf_reset(&b);
+		ok(ga_chat_payload(&m, GA_CHAT_TEAMS, &b, title,
+		                   sizeof(title)) == 0 &&
+		           strstr(b.data, "AdaptiveCard") &&
+		           strstr(b.data, "\\\\[hpc\\\\]"),
+		   "Teams: Adaptive Card, Markdown escaped");
+		ga_buf_reset(&b);
+		ok(ga_chat_payload(&m, GA_CHAT_NTFY, &b, title,
+		                   sizeof(title)) == 0 &&
+		           !strncmp(title, "[hpc] FAILED", 12) &&
+		           !strchr(title, '\n'),
+		   "ntfy: one-line ASCII title: %s", title);
+		ga_report_set(&r.job_name, NULL);
+	}
+
+	/* An array report with no array task id never prints "(null)". */
+	ga_report_set(&r.array_job_id, "45");
+	ga_buf_reset(&b);
+	ok(ga_mime_render(&m, &b) == 0 && !strstr(b.data, "(null)"),
+	   "no (null) in an array message");
+	ga_report_finish(&r);
+
+	/* RFC 2231 for a file name outside [A-Za-z0-9._-]. */
+	ga_report_init(&r);
+	ga_report_set(&r.job_id, "46");
+	ga_report_add_recipient(&r, "bob@example.org");
+	add_task(&r, "x\n");
+	{
+		struct ga_mail_file f = {"r\xc3\xa9sultats 1.csv",
+		                         "/w/x",
+		                         "text/csv",
+		                         "a,b\n",
+		                         4,
+		                         4,
+		                         NULL};
+
+		m.files = &f;
+		m.n_files = 1;
+		m.attach_budget = 100;
+		ga_buf_reset(&b);
+		ok(ga_mime_render(&m, &b) == 0 &&
+		           strstr(b.data, "filename=\"r__sultats_1.csv\"") &&
+		           strstr(b.data,
+		                  "filename*0*=utf-8''r%C3%A9sultats%201.csv"),
+		   "RFC 2231 file name with an ASCII fallback");
+		m.files = NULL;
+		m.n_files = 0;
+	}
 	ga_report_finish(&r);
 	ga_buf_finish(&b);
 	return tap_done();

@@ -75,13 +75,15 @@ int main(void)
 			for (int i = 0; i < 50; i++)
 				fprintf(f, "%d alice %d.u1.0 (log-only)\n",
 				        100000 + i, i);
+			fprintf(f,
+			        "100050 alice 98.u1.0 (success, fail-only)\n");
 			fprintf(f, "100100 alice 99.u1.0 <m@x>\n");
 			fclose(f);
 		}
 		r = ga_rate_create(2, 500);
 		ok(r && ga_rate_load_log(r, path, 100200) == 0 &&
 		           ga_rate_wait(r, "alice", 100200) == 0,
-		   "50 log-only reports and 1 mail: alice may send");
+		   "50 log-only, 1 fail-only success and 1 mail: alice may send");
 		ga_rate_record(r, "alice", 100200);
 		ok(ga_rate_wait(r, "alice", 100201) > 0,
 		   "a second mail reaches her limit of 2");

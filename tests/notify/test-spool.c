@@ -295,7 +295,7 @@ static void test_sent_log(void)
 		lines += *c == '\n';
 	ok(text && strstr(text, "1700000001 mallory?1700000000?victim?x?<y@z> "
 	                        "forge.u1.0000000000000000 <m@x>??forged\n"),
-	   "newlines and spaces of the values written as '?'");
+	   "newlines, and spaces but in the last field, written as '?'");
 	ok(lines == 2, "one line per message (%u)", lines);
 	free(text);
 }

@@ -219,7 +219,7 @@ def test_delivery_and_structure():
         env = json.load(open(os.path.join(e.maildir, "0001.eml.env")))
         ok(env["from"] == "gpualert@cluster.example.org", "envelope sender from config")
         ok(env["to"] == ["alice@example.org"], "envelope recipients from the report")
-        ok(m["Subject"] == "[gpualert] job 1234 (train) FAILED: cuda_oom on node07",
+        ok(m["Subject"] == "[gpualert] FAILED: cuda_oom on node07 - job 1234 (train)",
            "subject: %s" % m["Subject"])
         ok(re.fullmatch(r"<gpualert\.1234\.[0-9a-f]{16}@cluster\.example\.org>",
                         m["Message-ID"] or "") is not None,
@@ -232,9 +232,11 @@ def test_delivery_and_structure():
         ok(alt == ["text/plain", "text/html"], "text/plain and text/html: %s" % alt)
         text = parts[0].get_body(("plain",)).get_content()
         ok("line 1201: torch.OutOfMemoryError" in text, "evidence with line numbers")
-        ok("Hint:" in text and "Exit: exit code 1" in text, "hint and exit status")
+        ok("What to do" in text and "Exit       exit code 1" in text,
+           "hint and exit status")
         atts = {p.get_filename(): p for p in m.iter_attachments()}
-        ok("tail-1234.0.1.txt" in atts, "log tail attached: %s" % sorted(atts))
+        ok("step 49 loss 2.049" in text and not any(n.startswith("tail-") for n in atts),
+           "log tail in the body, not attached: %s" % sorted(atts))
         gz = [n for n in atts if n.endswith(".log.gz")]
         ok(len(gz) >= 1, "full log attached gzip-compressed: %s" % gz)
         ok("metrics.csv" in atts, "artifact glob matched")
@@ -266,14 +268,15 @@ def test_merge_and_array():
         ok(len(mails) == 2, "3 step/node reports + 5 array tasks -> 2 messages",
            r.stderr)
         subj = sorted(m["Subject"] for m in mails)
-        ok(any("job 5678 (train) FAILED: cuda_oom on node07" in s for s in subj),
+        ok(any(s.startswith("[gpualert] FAILED: cuda_oom on node07 - job 5678 (train)")
+               for s in subj),
            "multi-node job: root cause first: %s" % subj)
-        ok(any(s.startswith("[gpualert] array job 900 (sweep): 3 of 5 tasks FAILED")
+        ok(any(s.startswith("[gpualert] array 900 (sweep): 3/5 FAILED")
                for s in subj), "array digest: %s" % subj)
         digest = [m for m in mails if "array" in m["Subject"]]
         if digest:
             body = digest[0].get_body(("plain",)).get_content()
-            ok("Failing array task ids: 0,2-3" in body, "digest lists failing ids")
+            ok("900_0, 900_2, 900_3" in body, "digest lists failing tasks as %A_%a")
     finally:
         smtp.stop()
         e.cleanup()
@@ -544,9 +547,12 @@ class Hook(http.server.BaseHTTPRequestHandler):
     bodies = []
     status = 200
 
+    titles = []
+
     def do_POST(self):
         n = int(self.headers.get("Content-Length", 0))
         Hook.bodies.append((self.headers.get("Content-Type"), self.rfile.read(n)))
+        Hook.titles.append((self.path, self.headers.get("Title")))
         self.send_response(Hook.status)
         self.end_headers()
 
@@ -578,8 +584,69 @@ def test_webhook():
         ctype, body = Hook.bodies[-1]
         doc = json.loads(body)
         ok(ctype == "application/json" and
-           doc["text"].startswith("[gpualert] job 1234 (train) FAILED: cuda_oom"),
+           doc["text"].startswith("[gpualert] FAILED: cuda_oom on node07 - job 1234"),
            "Slack-compatible text field: %s" % doc.get("text", "")[:60].replace("\n", " "))
+    finally:
+        srv.shutdown()
+        e.cleanup()
+
+
+def test_personal_webhook_and_fail_only():
+    e = Env()
+    port = free_port()
+    srv = http.server.HTTPServer(("127.0.0.1", port), Hook)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    try:
+        Hook.status = 200
+        del Hook.bodies[:], Hook.titles[:]
+        e.settings["webhook.allowed_hosts"] = "127.0.0.1:%d" % port
+        rep = json.load(open(g("single.json")))
+        rep["mode"] = "webhook"
+        rep["webhook_url"] = "http://127.0.0.1:%d/alice-topic" % port
+        rep["webhook_format"] = "ntfy"
+        p = os.path.join(e.root, "n.json")
+        json.dump(rep, open(p, "w"))
+        e.put(p)
+        r = e.send()
+        ok(len(Hook.bodies) == 1 and Hook.titles[0] ==
+           ("/alice-topic", "[gpualert] FAILED: cuda_oom on node07 - job 1234 (train)")
+           and Hook.bodies[0][0].startswith("text/plain"),
+           "ntfy: the user's topic URL, Title header, plain text: %r" % Hook.titles,
+           r.stderr)
+        # The admin removed the host since: never sent, dead-lettered.
+        rep["job_id"] = "1235"
+        rep["webhook_url"] = "http://127.0.0.2:%d/x" % port
+        json.dump(rep, open(p, "w"))
+        e.put(p)
+        r = e.send()
+        ok(len(Hook.bodies) == 1 and len(e.ls("dead")) == 1,
+           "a host no longer allowed: dead-lettered, nothing sent", r.stderr)
+        # The site's webhook with none configured: dead at once, with
+        # the reason, instead of days of retries.
+        rep["job_id"] = "1236"
+        del rep["webhook_url"], rep["webhook_format"]
+        json.dump(rep, open(p, "w"))
+        e.put(p)
+        r = e.send()
+        dead = e.ls("dead")
+        reason = ""
+        if len(dead) == 2:
+            d = [x for x in dead if x.startswith("1236.")]
+            reason = open(os.path.join(e.spool, "dead", d[0], "reason")).read() if d else ""
+        ok("url is not configured" in reason and e.ls("out") == [],
+           "site webhook not configured: dead-lettered at once: %s" % reason.strip(),
+           r.stderr)
+        # notify = fail: a clean success is recorded, not sent.
+        ok_rep = json.load(open(g("success.json")))
+        ok_rep["mode"] = "email"
+        ok_rep["notify"] = "fail"
+        json.dump(ok_rep, open(p, "w"))
+        e.put(p)
+        r = e.send()
+        ok(e.mails() == [] and e.ls("new") == [] and e.ls("out") == [] and
+           any("(success, fail-only)" in l for l in e.sent_lines()),
+           "fail-only success: nothing sent, recorded in sent.log", r.stderr)
     finally:
         srv.shutdown()
         e.cleanup()
@@ -634,7 +701,7 @@ def test_uids_never_merged():
         e.put(report_as(e, "a2.json", job_id="8100", uid=1001, user="alice",
                         recipients=["alice@example.org"]))
         ok(len(e.ls("new")) == 3 and
-           "8100.0.node07.u1001.2.json" in e.ls("new"),
+           any(n.endswith(".u1001.2.json") for n in e.ls("new")),
            "the same name again gets a suffix: nothing replaced", e.ls("new"))
         r = e.send()
         mails = e.mails()
@@ -648,13 +715,14 @@ def test_uids_never_merged():
                         recipients=["alice@example.org"]))
         planted = report_as(e, "p.json", job_id="8101", uid=1002,
                             user="victor", recipients=["victor@example.org"])
+        step = json.load(open(planted))["step_id"]
         shutil.copy(planted, os.path.join(e.spool, "new",
-                                          "8101.0.node08.u1001.json"))
+                                          "8101.%s.node08.u1001.json" % step))
         r = e.send()
         mails = e.mails()
         ok(len(mails) == 3 and "victor" not in mails[-1]["To"],
            "the planted report is not mailed", r.stderr)
-        dead = os.path.join(e.spool, "dead", "8101.0.node08.u1001")
+        dead = os.path.join(e.spool, "dead", "8101.%s.node08.u1001" % step)
         ok(os.path.exists(os.path.join(dead, "reason")) and
            "differs" in open(os.path.join(dead, "reason")).read(),
            "it waits in dead/ with the reason", r.stderr)
@@ -791,7 +859,8 @@ def test_no_starvation():
 for t in (test_delivery_and_structure, test_merge_and_array, test_quiet_period,
           test_down_then_up, test_451_then_ok, test_550, test_hang,
           test_tls_required, test_starttls_verified, test_credentials_mode, test_killed_mid_delivery,
-          test_sigterm_service, test_rate_limit, test_webhook, test_enospc,
+          test_sigterm_service, test_rate_limit, test_webhook,
+          test_personal_webhook_and_fail_only, test_enospc,
           test_uids_never_merged, test_sent_log_not_forged,
           test_rate_counts_deliveries_only, test_deferral_ends,
           test_long_command_line, test_no_starvation):

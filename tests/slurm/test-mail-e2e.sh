@@ -114,7 +114,7 @@ check "exactly one email" [ "$(ls "$MAIL" | grep -c '\.eml$')" = 1 ]
 eml=$MAIL/001.eml
 check "addressed to the job owner" grep -q "^To: $GPUALERT_LAB_USER@localhost" "$eml"
 check "subject names the job and the verdict" \
-	grep -q "^Subject: \[gpualert\] job $on (train-e2e) FAILED: code_error" "$eml"
+	grep -q "^Subject: \[gpualert\] FAILED: code_error on .* - job $on (train-e2e)" "$eml"
 check "the evidence line is in the body" grep -q "KeyError: 'horse'" "$eml"
 check "both steps in one message" grep -q "2 reports" "$ROOT/send2.log"
 check "spool empty afterwards" [ -z "$(find "$spool/new" "$spool/out" -mindepth 1)" ]
