@@ -107,7 +107,7 @@ sleep 0.5
 check "exactly one email" [ "$(ls "$MAIL" 2>/dev/null | grep -c '\.eml$')" = 1 ]
 eml=$MAIL/001.eml
 check "addressed to the job owner" grep -q "^To: $GPUALERT_LAB_USER@localhost" "$eml"
-check "about job $job" grep -q "^Subject: \[gpualert\] job $job (spool-user) FAILED" "$eml"
+check "about job $job, FAILED" grep -q "^Subject: .*FAILED.* job $job (spool-user)" "$eml"
 check "spool empty afterwards, nothing dead-lettered" \
 	[ -z "$(find "$spool/new" "$spool/out" "$spool/dead" "$spool/att" -mindepth 1 2>/dev/null)" ]
 check "sent.log written by $SVC" [ "$(stat -c %U "$spool/sent.log" 2>/dev/null)" = "$SVC" ]
