@@ -115,6 +115,7 @@ int cmd_rules(int argc, char **argv)
 	optind = 1;
 	argc--;
 	argv++;
+	argv[0] = (char *)"gpualert: rules"; /* getopt's messages */
 	while ((c = getopt_long(argc, argv, "r:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
@@ -131,6 +132,9 @@ int cmd_rules(int argc, char **argv)
 	if (!strcmp(verb, "check")) {
 		const char *path = optind < argc ? argv[optind] : dir;
 
+		/* Named on the command line: it must exist. */
+		if (path && cli_check_path("rules", path) < 0)
+			return CLI_FAILURE;
 		if (!path)
 			path = getenv("GPUALERT_RULES_DIR");
 		return check(path ? path : GA_DEFAULT_RULES_DIR);

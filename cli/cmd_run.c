@@ -74,7 +74,7 @@ int cmd_run(int argc, char **argv)
 	        {NULL, 0, NULL, 0},
 	};
 	const char *mode_arg = NULL, *log_arg = NULL, *rules_arg = NULL;
-	const char *config_path = GA_DEFAULT_CONFIG;
+	const char *config_path = NULL;
 	char host[256] = "localhost", job[320], cwd[PATH_MAX], path[PATH_MAX];
 	char err[512], logerr[PATH_MAX + 128] = "";
 	struct ga_config cfg;
@@ -121,6 +121,12 @@ int cmd_run(int argc, char **argv)
 		usage(stderr);
 		return CLI_USAGE;
 	}
+	/* Paths the user named must exist (exit 2 before CMD runs). */
+	if ((config_path && cli_check_path("run: --config", config_path) < 0) ||
+	    (rules_arg && cli_check_path("run: --rules", rules_arg) < 0))
+		return CLI_USAGE;
+	if (!config_path)
+		config_path = GA_DEFAULT_CONFIG;
 	argv += optind;
 	argc -= optind;
 

@@ -62,7 +62,9 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: gpualert send [--once] [--now] [--config FILE] [--spool DIR]\n"
-	        "                     [--set SECTION.KEY=VALUE]... [--interval S]\n\n"
+	        "                     [--set SECTION.KEY=VALUE]... [--interval S]\n"
+	        "       gpualert send --render JOB | --test ADDR [--config FILE]\n"
+	        "                     [--spool DIR] [--set SECTION.KEY=VALUE]...\n\n"
 	        "Deliver the reports waiting in the spool by mail ([mail]) or to the\n"
 	        "webhook ([webhook]): one message per job, retried with backoff,\n"
 	        "dead-lettered on a permanent failure.  Without --once, runs until\n"
@@ -73,7 +75,10 @@ static void usage(FILE *out)
 	        "\n"
 	        "  --spool DIR    override [general] spool_dir\n"
 	        "  --set K=V      override one setting (e.g. mail.smtp_url=smtp://...)\n"
-	        "  --interval S   longest sleep between passes (default 30)\n\n"
+	        "  --interval S   longest sleep between passes (default 30)\n"
+	        "  --render JOB   print the message JOB's spooled reports would\n"
+	        "                 give, without sending it or changing the spool\n"
+	        "  --test ADDR    send a test message to ADDR through the relay\n\n"
 	        "Exit status: 0 done (or stopped by SIGTERM/SIGINT), 1 the spool or\n"
 	        "the configuration is unusable, 2 usage error.  Delivery failures are\n"
 	        "logged and kept for retry; they do not change the exit status.\n");
@@ -626,12 +631,14 @@ int cmd_send(int argc, char **argv)
 	        {"spool", required_argument, NULL, 'd'},
 	        {"set", required_argument, NULL, 's'},
 	        {"interval", required_argument, NULL, 'i'},
+	        {"render", required_argument, NULL, 'R'},
+	        {"test", required_argument, NULL, 'T'},
 	        {"help", no_argument, NULL, 'h'},
 	        {0},
 	};
 	struct sender s;
 	const char *config = getenv("GPUALERT_CONFIG");
-	const char *spool = NULL;
+	const char *spool = NULL, *render = NULL, *test_addr = NULL;
 	char **sets = NULL;
 	size_t n_sets = 0;
 	bool once = false;
@@ -672,6 +679,12 @@ int cmd_send(int argc, char **argv)
 				return CLI_USAGE;
 			}
 			break;
+		case 'R':
+			render = optarg;
+			break;
+		case 'T':
+			test_addr = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			free(sets);
@@ -701,23 +714,50 @@ int cmd_send(int argc, char **argv)
 	if (c == -ENOENT && !getenv("GPUALERT_CONFIG") &&
 	    config == (const char *)GA_DEFAULT_CONFIG)
 		c = 0; /* no config file: the defaults */
+	/* --set errors are usage errors: they blame the option (exit 2). */
 	for (size_t i = 0; i < n_sets && !c; i++) {
 		char *eq = strchr(sets[i], '=');
+		int e;
 
 		if (!eq) {
-			cli_error("send: --set %s: expected KEY=VALUE",
+			cli_error("send: --set %s: expected SECTION.KEY=VALUE",
 			          sets[i]);
-			c = -EINVAL;
-			break;
+			free(sets);
+			rc = CLI_USAGE;
+			goto out;
 		}
 		*eq = '\0';
-		c = ga_config_set(&s.cfg, sets[i], eq + 1, "--set", &diag);
+		/* Reported by ga_config_set as "--set: error: ...". */
+		e = ga_config_set(&s.cfg, sets[i], eq + 1, "--set", &diag);
 		*eq = '=';
+		if (e) {
+			if (e != -EINVAL)
+				cli_error("send: --set: %s", strerror(-e));
+			free(sets);
+			rc = CLI_USAGE;
+			goto out;
+		}
 	}
 	free(sets);
 	if (c) {
 		cli_error("send: configuration %s: %s", config,
 		          c == -EINVAL ? "invalid (see above)" : strerror(-c));
+		rc = CLI_FAILURE;
+		goto out;
+	}
+	/* Tools that leave the spool alone (cli/send_tools.c). */
+	if (render || test_addr) {
+		rc = render ? send_render(&s.cfg,
+		                          spool ? spool : s.cfg.spool_dir,
+		                          render)
+		            : send_test(&s.cfg, test_addr);
+		goto out;
+	}
+	/* Never guessed: user@localhost would be accepted and lost. */
+	if (!s.cfg.owner_domain || !*s.cfg.owner_domain) {
+		cli_error("send: [recipients] owner_domain is empty: set it in "
+		          "%s (job owners are mailed as USER@owner_domain)",
+		          config);
 		rc = CLI_FAILURE;
 		goto out;
 	}

@@ -62,6 +62,7 @@ static const struct command commands[] = {
 #ifdef GA_HAVE_CURL
         {"send", exec_send, "deliver spooled reports by mail or webhook"},
 #endif
+        {"spool", cmd_spool, "list the spool, requeue dead letters"},
         {"eval", cmd_eval, "score gpualert and two baselines on labelled logs"},
 };
 
@@ -92,9 +93,17 @@ int main(int argc, char **argv)
 	}
 	if (getenv("GPUALERT_DEBUG"))
 		ga_log_set_level(GA_LOG_DEBUG);
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		char prog[64];
+
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		/* getopt prints argv[0] first: make its messages start
+		 * "gpualert: COMMAND:" like every other message. */
+		snprintf(prog, sizeof(prog), "gpualert: %s", commands[i].name);
+		argv[1] = prog;
+		return commands[i].run(argc - 1, argv + 1);
+	}
 	cli_error("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return CLI_USAGE;

@@ -4,5 +4,7 @@
 
 int main(int argc, char **argv)
 {
+	/* getopt prints argv[0] first: make its messages "gpualert: send:". */
+	argv[0] = (char *)"gpualert: send";
 	return cmd_send(argc, argv);
 }

@@ -1,9 +1,10 @@
 #include "config.h"
 
 #include "ga-config.h"
+#include "buf.h"
+#include "ini.h"
 
 #include <errno.h>
-#include <ini.h>
 #include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
@@ -58,7 +59,7 @@ static const struct key keys[] = {
          600000},
         {"recipients", "policy", K_POLICY, F(recipient_policy), 0, 0},
         {"recipients", "owner_domain", K_STR, F(owner_domain), 0, 253},
-        {"recipients", "allowed_domains", K_STR, F(allowed_domains), 0, 4096},
+        {"recipients", "allowed_domains", K_STR, F(allowed_domains), 0, 16384},
         {"recipients", "max_recipients", K_UINT, F(max_recipients), 1, 100},
         {"spool", "entry_max", K_U64, F(spool_entry_max), 64 * 1024,
          1024 * MiB},
@@ -354,87 +355,72 @@ static const struct key *find_key(const char *section, const char *name)
 	return NULL;
 }
 
+#define CONFIG_FILE_MAX (1 << 20)
+
 struct load_ctx {
 	struct ga_config *cfg;
 	struct ga_diag *diag;
 	const char *path;
-	FILE *file;
-	unsigned line;     /* line of the chunk inih is handling */
-	unsigned newlines; /* complete lines read so far */
+	char section[64];
 	int errors;
-	int nomem;
 };
 
-/* Debian's libinih is built without INI_HANDLER_LINENO, so the handler
- * gets no line number: count the lines inih reads instead. */
-static char *read_line(char *str, int num, void *stream)
-{
-	struct load_ctx *ctx = stream;
-	char *s = fgets(str, num, ctx->file);
-
-	/* inih reads at most its line limit at once: a longer line comes in
-	 * several chunks, so count newlines, not calls. */
-	if (s) {
-		size_t n = strlen(s);
-
-		ctx->line = ctx->newlines + 1;
-		if (n && s[n - 1] == '\n')
-			ctx->newlines++;
-	}
-	return s;
-}
-
-static int on_ini(void *user, const char *section, const char *name,
-                  const char *value)
+static int on_ini(void *user, unsigned lineno, char *name, char *value)
 {
 	struct load_ctx *ctx = user;
-	unsigned lineno = ctx->line;
-	const struct key *k = find_key(section, name);
+	const struct key *k;
 	const char *why = NULL;
 	int rc;
 
+	if (!name && value)
+		return 0; /* a rejected line, counted by the reader */
+	if (!value) {
+		/* NULL NAME: a malformed header, keys below match nothing. */
+		snprintf(ctx->section, sizeof(ctx->section), "%s",
+		         name ? name : "");
+		return 0;
+	}
+	k = ctx->section[0] ? find_key(ctx->section, name) : NULL;
 	if (!k) {
 		ga_diag_error(ctx->diag, ctx->path, lineno,
 		              "unknown key '%s' in section [%s]", name,
-		              section);
+		              ctx->section);
 		ctx->errors++;
-		return 1; /* keep going: report every problem */
+		return 0; /* keep going: report every problem */
 	}
 	rc = apply(ctx->cfg, k, value, &why);
 	if (rc == -ENOMEM)
-		ctx->nomem = 1;
-	else if (rc < 0) {
+		return rc;
+	if (rc < 0) {
 		ga_diag_error(ctx->diag, ctx->path, lineno,
-		              "[%s] %s = '%s': %s", section, name, value, why);
+		              "[%s] %s = '%s': %s", ctx->section, name, value,
+		              why);
 		ctx->errors++;
 	}
-	return 1;
+	return 0;
 }
 
 int ga_config_load(struct ga_config *cfg, const char *path,
                    struct ga_diag *diag)
 {
-	struct load_ctx ctx = {cfg, diag, path, NULL, 0, 0, 0, 0};
+	struct load_ctx ctx = {.cfg = cfg, .diag = diag, .path = path};
+	char *text = NULL;
+	size_t len = 0;
 	int rc;
 
-	ctx.file = fopen(path, "re");
-	if (!ctx.file)
-		return -errno;
-	rc = ini_parse_stream(read_line, &ctx, on_ini, &ctx);
-	fclose(ctx.file);
-	if (rc > 0) {
-		/* inih: the first line it could not parse (e.g. over its
-		 * line length limit, or a missing ']'). */
-		ga_diag_error(diag, path, (unsigned)rc,
-		              "cannot parse this line "
-		              "(malformed, or longer than inih's limit)");
-		ctx.errors++;
-	} else if (rc < 0) {
-		return -EIO;
+	rc = ga_read_file(path, CONFIG_FILE_MAX, &text, &len);
+	if (rc == -EFBIG) {
+		ga_diag_error(diag, path, 0, "larger than %d bytes",
+		              CONFIG_FILE_MAX);
+		return -EINVAL;
 	}
-	if (ctx.nomem)
-		return -ENOMEM;
-	return ctx.errors ? -EINVAL : 0;
+	if (rc)
+		return rc;
+	rc = ga_ini_parse(path, text, len, on_ini, &ctx, diag);
+	free(text);
+	if (rc < 0)
+		return rc;
+	return rc + ctx.errors ? -EINVAL : 0;
 }
 
 int ga_config_set(struct ga_config *cfg, const char *key, const char *value,
@@ -460,4 +446,87 @@ int ga_config_set(struct ga_config *cfg, const char *key, const char *value,
 	if (rc == -EINVAL)
 		ga_diag_error(diag, origin, 0, "%s=%s: %s", key, value, why);
 	return rc;
+}
+
+size_t ga_config_n_keys(void)
+{
+	return sizeof(keys) / sizeof(keys[0]);
+}
+
+void ga_config_key(size_t i, const char **section, const char **name)
+{
+	*section = keys[i].section;
+	*name = keys[i].name;
+}
+
+int ga_config_get(const struct ga_config *cfg, const char *key, char *buf,
+                  size_t size)
+{
+	static const char *const policies[] = {"owner", "domains"};
+	static const char *const tls[] = {"none", "starttls", "try",
+	                                  "implicit"};
+	const char *dot = strchr(key, '.');
+	const struct key *k = NULL;
+	const void *field;
+	int n;
+
+	for (size_t i = 0; dot && i < ga_config_n_keys(); i++)
+		if (strlen(keys[i].section) == (size_t)(dot - key) &&
+		    !strncmp(keys[i].section, key, (size_t)(dot - key)) &&
+		    !strcmp(keys[i].name, dot + 1))
+			k = &keys[i];
+	if (!k)
+		return -ENOENT;
+	field = (const char *)cfg + k->offset;
+	switch (k->kind) {
+	case K_STR:
+		n = snprintf(buf, size, "%s",
+		             *(char *const *)field ? *(char *const *)field
+		                                   : "");
+		break;
+	case K_UINT:
+		n = snprintf(buf, size, "%u", *(const unsigned *)field);
+		break;
+	case K_U64:
+		n = snprintf(buf, size, "%llu",
+		             (unsigned long long)*(const uint64_t *)field);
+		break;
+	case K_OCTAL:
+		n = snprintf(buf, size, "0%o", *(const unsigned *)field);
+		break;
+	case K_BOOL:
+		n = snprintf(buf, size, "%s",
+		             *(const bool *)field ? "yes" : "no");
+		break;
+	case K_MODE:
+		n = snprintf(buf, size, "%s",
+		             ga_mode_name(*(const enum ga_mode *)field));
+		break;
+	case K_POLICY:
+		n = snprintf(
+		        buf, size, "%s",
+		        policies[*(const enum ga_recipient_policy *)field]);
+		break;
+	case K_TLS:
+		n = snprintf(buf, size, "%s", tls[*(const enum ga_tls *)field]);
+		break;
+	case K_KEEP:
+		n = snprintf(buf, size, "%s",
+		             *(const enum ga_keep *)field == GA_KEEP_ALL
+		                     ? "all"
+		                     : "failed");
+		break;
+	case K_NOTIFY:
+		n = snprintf(buf, size, "%s",
+		             ga_notify_name(*(const enum ga_notify *)field));
+		break;
+	case K_FORMAT:
+		n = snprintf(buf, size, "%s",
+		             *(char *const *)field ? *(char *const *)field
+		                                   : "");
+		break;
+	default:
+		return -ENOENT;
+	}
+	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
 }

@@ -1,5 +1,5 @@
-/* gpualert.conf: the admin's settings (libinih format, etc/gpualert.conf
- * documents every key).
+/* gpualert.conf: the admin's settings (the INI dialect of ini.h;
+ * etc/gpualert.conf and gpualert.conf(5) document every key).
  *
  * One struct for every part (plugin, gpualert run, gpualert send).  Values
  * are bounded and checked when read; an unknown key or a bad value is an
@@ -128,6 +128,17 @@ int ga_config_set(struct ga_config *cfg, const char *key, const char *value,
 /* "always" / "fail"; -1 if unknown. */
 int ga_notify_from_name(const char *name);
 const char *ga_notify_name(enum ga_notify n);
+
+/* The key table, for documentation checks: key I (0 <= I <
+ * ga_config_n_keys()) is SECTION.NAME; both strings are static. */
+size_t ga_config_n_keys(void);
+void ga_config_key(size_t i, const char **section, const char **name);
+
+/* Format the value of KEY ("section.key") into BUF as gpualert.conf would
+ * spell it (sizes in bytes, modes in octal, yes/no).  Returns 0, -ENOENT
+ * for an unknown key, -ENOSPC when BUF is too small. */
+int ga_config_get(const struct ga_config *cfg, const char *key, char *buf,
+                  size_t size);
 
 /* Parse a mode name ("off", "log", "email", "webhook").  -1 if unknown. */
 int ga_mode_from_name(const char *name);

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ini.h"
 #include "log.h"
 #include "prefilter.h"
 
-#define RULE_LINE_MAX 8192 /* a rules file line, patterns included */
 #define RULE_FILE_MAX (1 << 20)
 #define RULE_ID_MAX 64
 #define RULES_MAX 4096
@@ -276,19 +276,11 @@ static bool note_id(struct parser *p, unsigned line, const char *id)
 
 static void parse_section(struct parser *p, unsigned line, char *s)
 {
-	char *end = strchr(s, ']');
 	char *kind, *id;
 
 	finish_rule(p);
 	p->bad_section = true;
-	if (!end || *trim(end + 1) != '\0') {
-		perr(p, line,
-		     "malformed section header (want '[rule ID]' or "
-		     "'[disable ID]')");
-		return;
-	}
-	*end = '\0';
-	kind = trim(s + 1);
+	kind = trim(s);
 	id = kind + strcspn(kind, " \t");
 	if (*id)
 		*id++ = '\0';
@@ -448,21 +440,10 @@ static int parse_bool(const char *v)
 	return -1;
 }
 
-static void parse_key(struct parser *p, unsigned line, char *s)
+static void parse_key(struct parser *p, unsigned line, char *key, char *value)
 {
-	char *eq = strchr(s, '=');
 	struct ga_rule *r = p->cur;
-	char *key, *value;
 
-	if (!eq) {
-		perr(p, line,
-		     "expected 'key = value', a '[section]' or a "
-		     "comment");
-		return;
-	}
-	*eq = '\0';
-	key = trim(s);
-	value = trim(eq + 1);
 	if (!r) {
 		if (!p->bad_section)
 			perr(p, line, "'%s' outside a [rule ID] section", key);
@@ -571,48 +552,40 @@ static void parse_key(struct parser *p, unsigned line, char *s)
 	}
 }
 
-/* Parse one file's TEXT into the draft.  Returns the number of errors. */
+static int on_ini(void *ctx, unsigned line, char *name, char *value)
+{
+	struct parser *p = ctx;
+
+	if (!name) {
+		p->errors++; /* reported by the reader */
+		if (!value) {
+			finish_rule(p);
+			p->bad_section = true; /* its keys: not reported */
+		}
+	} else if (!value)
+		parse_section(p, line, name);
+	else
+		parse_key(p, line, name, value);
+	return 0;
+}
+
+/* Parse one file's TEXT into the draft (the INI dialect of ini.h, shared
+ * with gpualert.conf).  Returns the number of errors. */
 static int parse_text(const char *file, const char *text, struct draft *d,
                       struct ga_diag *diag)
 {
 	struct parser p = {.file = file, .diag = diag, .draft = d};
-	const char *s = text;
-	unsigned line = 0;
-	char *buf = malloc(RULE_LINE_MAX + 1);
+	int rc;
 
-	if (!buf) {
+	rc = ga_ini_parse(file, text, strlen(text), on_ini, &p, diag);
+	if (rc < 0) {
 		ga_diag_error(diag, file, 0, "out of memory");
-		return 1;
-	}
-	while (*s) {
-		const char *nl = strchr(s, '\n');
-		size_t len = nl ? (size_t)(nl - s) : strlen(s);
-		char *t;
-
-		line++;
-		if (len > RULE_LINE_MAX) {
-			perr(&p, line, "line longer than %d bytes",
-			     RULE_LINE_MAX);
-		} else {
-			memcpy(buf, s, len);
-			buf[len] = '\0';
-			t = trim(buf);
-			if (*t == '\0' || *t == '#' || *t == ';')
-				;
-			else if (*t == '[')
-				parse_section(&p, line, t);
-			else
-				parse_key(&p, line, t);
-		}
-		s += len;
-		if (*s == '\n')
-			s++;
+		p.errors++;
 	}
 	finish_rule(&p);
 	for (size_t i = 0; i < p.n_seen; i++)
 		free(p.seen[i]);
 	free(p.seen);
-	free(buf);
 	return p.errors;
 }
 

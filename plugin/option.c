@@ -91,13 +91,21 @@ static bool domain_allowed(const char *addr, const char *allowed)
 	return false;
 }
 
+#define NO_OWNER_DOMAIN                                                        \
+	"cannot form the job owner's mail address: the administrator must "    \
+	"set [recipients] owner_domain in gpualert.conf (owners are mailed "   \
+	"as USER@owner_domain)"
+
+/* -ENXIO: owner_domain is empty.  It is never guessed: user@localhost
+ * would be accepted by the relay and lost. */
 static int owner_address(const struct ga_config *cfg, const char *user,
                          char *out, size_t size)
 {
-	const char *dom = cfg->owner_domain && *cfg->owner_domain
-	                          ? cfg->owner_domain
-	                          : "localhost";
+	const char *dom = cfg->owner_domain;
 
+	out[0] = '\0';
+	if (!dom || !*dom)
+		return -ENXIO;
 	if (!user || !*user ||
 	    (size_t)snprintf(out, size, "%s@%s", user, dom) >= size ||
 	    !ga_address_valid(out))
@@ -197,11 +205,12 @@ int ga_alert_parse(const char *value, const struct ga_config *cfg,
 	if (!value) {
 		a->mode = cfg->default_mode;
 		if (a->mode == GA_MODE_EMAIL) {
-			if (owner_address(cfg, user, owner, sizeof(owner)) <
-			    0) {
-				snprintf(
-				        err, errsz,
-				        "cannot form the job owner's mail address");
+			rc = owner_address(cfg, user, owner, sizeof(owner));
+			if (rc < 0) {
+				snprintf(err, errsz, "%s",
+				         rc == -ENXIO ? NO_OWNER_DOMAIN
+				                      : "cannot form the job "
+				                        "owner's mail address");
 				return -EINVAL;
 			}
 			return add(a, owner, strlen(owner));
@@ -249,11 +258,15 @@ int ga_alert_parse(const char *value, const struct ga_config *cfg,
 		         shown);
 		return -EINVAL;
 	}
-	if (owner_address(cfg, user, owner, sizeof(owner)) < 0 && !list) {
-		snprintf(err, errsz,
-		         "cannot form the job owner's mail address");
+	rc = owner_address(cfg, user, owner, sizeof(owner));
+	if (rc < 0 && !list) {
+		snprintf(err, errsz, "%s",
+		         rc == -ENXIO ? NO_OWNER_DOMAIN
+		                      : "cannot form the job owner's mail "
+		                        "address");
 		return -EINVAL;
 	}
+	rc = 0;
 	if (!list)
 		return add(a, owner, strlen(owner));
 	if (!*list) {

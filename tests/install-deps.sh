@@ -6,11 +6,12 @@ set -euo pipefail
 
 packages=(
 	build-essential meson ninja-build pkg-config
-	libpcre2-dev libinih-dev libcurl4-openssl-dev zlib1g-dev
+	libpcre2-dev libcurl4-openssl-dev zlib1g-dev scdoc
 	slurmctld slurmd slurm-client libslurm-dev munge
 	python3 python3-aiosmtpd
 	clang clang-format openssl time procps util-linux
 	chromium fonts-dejavu-core
+	debhelper lintian systemd
 )
 
 if [ "$(id -u)" != 0 ]; then

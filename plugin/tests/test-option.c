@@ -164,5 +164,19 @@ int main(void)
 	           !ga_address_valid("a@@b.org") && !ga_address_valid("@b.org"),
 	   "malformed addresses refused");
 	ga_config_finish(&cfg);
+
+	/* No owner_domain: never guessed (user@localhost would be lost);
+	 * the message says what to set. */
+	ga_config_init(&cfg);
+	ok(parse(&cfg, "email", &a, err) == -EINVAL &&
+	           strstr(err, "set [recipients] owner_domain"),
+	   "empty owner_domain refused: %s", err);
+	ga_config_set(&cfg, "default_mode", "email", "test", NULL);
+	ok(parse(&cfg, NULL, &a, err) == -EINVAL &&
+	           strstr(err, "set [recipients] owner_domain"),
+	   "... also for default_mode = email: %s", err);
+	ok(parse(&cfg, "log", &a, err) == 0, "... log mode needs no address");
+	ga_alert_finish(&a);
+	ga_config_finish(&cfg);
 	return tap_done();
 }

@@ -43,7 +43,7 @@ def report(job):
     return p
 
 conf = os.path.join(root, "gpualert.conf")
-open(conf, "w").write("[mail]\nsmtp_url = smtp://127.0.0.1:%d\nrate_per_user_hour = 100000\n"
+open(conf, "w").write("[recipients]\nowner_domain = example.org\n[mail]\nsmtp_url = smtp://127.0.0.1:%d\nrate_per_user_hour = 100000\n"
                       "rate_global_hour = 1000000\n[spool]\nquiet_period = 0\n" % port)
 subprocess.run([spool_put, spool, report(1)], capture_output=True)   # creates the spool
 proc = subprocess.Popen([gpualert, "send", "--config", conf, "--spool", spool],

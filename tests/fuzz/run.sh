@@ -20,7 +20,7 @@ mkdir -p "$out/common"
 # The modules the parsers under test use (not the mail side, which needs
 # libcurl and zlib).
 core=
-for m in buf classifier diag fdio json linereader log prefilter rules \
+for m in buf classifier diag fdio ini json linereader log prefilter rules \
 	status taxonomy; do
 	core="$core $src/common/$m.c"
 done
@@ -31,13 +31,12 @@ if [ ! -f "$out/meson/build.ninja" ]; then
 fi
 ninja -C "$out/meson" rules/builtin-rules.c >/dev/null
 pcre=$(pkg-config --cflags --libs libpcre2-8)
-inih=$(pkg-config --cflags --libs inih)
 
 for target in rules classify; do
 	# shellcheck disable=SC2086
 	$cc $flags -std=gnu11 -D_GNU_SOURCE -I"$out/meson" -I"$src/common" \
 		-o "$out/fuzz-$target" "$src/tests/fuzz/fuzz-$target.c" \
-		$core "$out/meson/rules/builtin-rules.c" $pcre $inih
+		$core "$out/meson/rules/builtin-rules.c" $pcre
 done
 
 status=0

@@ -117,6 +117,7 @@ class Env:
         self.settings = {
             "mail.smtp_url": "smtp://127.0.0.1:%d" % self.port,
             "mail.from": "gpualert@cluster.example.org",
+            "recipients.owner_domain": "cluster.example.org",
             "mail.connect_timeout": "2",
             "mail.timeout": "3",
             "mail.retry_base": "1",

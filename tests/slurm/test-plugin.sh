@@ -59,7 +59,7 @@ start_lab() {   # $1 = on|off
         install -d -m 0700 "$L/gaspool"
         install -m 0755 "$SO" "$L/gpualert.so"      # a new inode, never in place
         # keep = all: the logs of successful steps stay, to be checked
-        printf '[general]\nspool_dir=%s/gaspool\ndefault_mode=log\ndrain_timeout_ms=5000\n[capture]\nkeep=all\n' "$L" >"$L/gpualert.conf"
+        printf '[general]\nspool_dir=%s/gaspool\ndefault_mode=log\ndrain_timeout_ms=5000\n[capture]\nkeep=all\n[recipients]\nowner_domain=localhost\n' "$L" >"$L/gpualert.conf"
         chmod 644 "$L/gpualert.conf"
         echo "optional $L/gpualert.so config=$L/gpualert.conf" >"$L/etc/plugstack.conf.d/gpualert.conf"
     fi

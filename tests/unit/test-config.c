@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "log.h"
 #include "tap.h"
 
@@ -90,6 +91,45 @@ int main(int argc, char **argv)
 	ga_config_finish(&cfg);
 	unlink(path);
 	free(path);
+
+	/* The INI dialect (ini.h), the same as the rules files': long lines,
+	 * full-line comments only, no continuation lines. */
+	{
+		struct ga_buf b;
+		char *text;
+
+		ga_buf_init(&b);
+		ga_buf_puts(&b, "# hash comment\n  ; indented comment\n"
+		                "[recipients]\nallowed_domains = ");
+		for (int i = 0; i < 500; i++)
+			ga_buf_puts(&b, i ? ",d0123456" : "d0123456");
+		ga_buf_puts(&b, "\r\n[mail]\nfrom = a@b.org ; not a comment\n"
+		                "artifact_globs = *.json,\n"
+		                "   *.yaml\n");
+		text = ga_buf_steal(&b);
+		path = write_tmp(text);
+		ga_config_init(&cfg);
+		ga_diag_init(&d, "config");
+		rc = ga_config_load(&cfg, path, &d);
+		is_int(rc, -EINVAL, "a continuation line is an error");
+		ok(strlen(text) > 4096 && strlen(cfg.allowed_domains) == 4499,
+		   "a 4.5 KB value on a line over 4 KiB is read whole "
+		   "(%zu bytes)",
+		   strlen(cfg.allowed_domains));
+		is_str(cfg.mail_from, "a@b.org ; not a comment",
+		       "';' after a value belongs to the value, as in rules");
+		is_str(cfg.artifact_globs, "*.json,",
+		       "the key before a continuation line keeps its line");
+		ok(d.n == 1 &&
+		           strstr(d.msgs[0], ":8: error: continuation lines "
+		                             "are not supported") != NULL,
+		   "... reported at its line: %s", d.n ? d.msgs[0] : "");
+		ga_diag_finish(&d);
+		ga_config_finish(&cfg);
+		unlink(path);
+		free(path);
+		free(text);
+	}
 
 	/* A control character in a string value (would reach headers). */
 	ga_config_init(&cfg);

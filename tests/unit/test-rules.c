@@ -209,16 +209,47 @@ static void test_errors(void)
 	             1,
 	             "t.rules:5: error: 'class' outside a [rule ID] section");
 
-	/* A line longer than 8192 bytes. */
+	/* A line longer than 65536 bytes (the INI reader's limit). */
 	ga_buf_init(&b);
 	ga_buf_puts(&b, "[rule x]\nclass = nan\nmatch = ");
-	for (int i = 0; i < 8200; i++)
+	for (int i = 0; i < 65540; i++)
 		ga_buf_putc(&b, 'a');
 	ga_buf_puts(&b, "\nmatch = abcd\n");
 	big = ga_buf_steal(&b);
 	expect_error("overlong line", big, 1,
-	             "t.rules:3: error: line longer than 8192 bytes");
+	             "t.rules:3: error: line longer than 65536 bytes");
 	free(big);
+
+	/* The INI dialect shared with gpualert.conf: no continuation lines,
+	 * and a ';' after a value is part of it, not a comment. */
+	expect_error("continuation line",
+	             "[rule x]\nclass = nan\nmatch = abcd\n   |efgh\n", 1,
+	             "t.rules:4: error: continuation lines are not supported");
+	expect_error("inline comment",
+	             "[rule x]\nclass = nan ; the class\n"
+	             "match = abcd\n",
+	             1,
+	             "t.rules:2: error: rule 'x': unknown class 'nan ; the "
+	             "class'");
+	{
+		struct loaded l;
+
+		/* A 5000-byte pattern (lines of any practical length). */
+		ga_buf_init(&b);
+		ga_buf_puts(&b, "; comment\n  # indented comment\n[rule x]\n"
+		                "class = nan\nmatch = abcd;efgh#");
+		for (int i = 0; i < 5000; i++)
+			ga_buf_putc(&b, 'a' + i % 26);
+		ga_buf_puts(&b, "\r\n");
+		big = ga_buf_steal(&b);
+		load_text(&l, big, false);
+		ok(l.rs && l.diag.n == 0,
+		   "a 5 KB pattern line, CRLF, full-line comments: loaded");
+		if (!l.rs || l.diag.n)
+			print_msgs(&l);
+		unload(&l);
+		free(big);
+	}
 
 	/* 65 match lines: the 65th is refused. */
 	ga_buf_init(&b);
