@@ -18,6 +18,7 @@ int cmd_run(int argc, char **argv);
 int cmd_send(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_spool(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 
 struct ga_config;
 /* gpualert send --render JOB: print the message (or webhook JSON) that

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admin_notify.h"
 #include "artifacts.h"
 #include "buf.h"
 #include "chat.h"
@@ -373,6 +374,7 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 	if (!st.first_seen) {
 		st.first_seen = now;
 		ga_spool_state_write(c.path, &st);
+		ga_admin_observe(&s->cfg, s->dir, c.ptrs, c.n, now);
 	}
 	job_key(&c, key, sizeof(key));
 	ga_mime_message_id(key, name, s->cfg.mail_from, mid, sizeof(mid));
@@ -598,6 +600,7 @@ static int pass(struct sender *s)
 		free(claims[i]);
 	}
 	free(claims);
+	ga_admin_flush(&s->cfg, s->dir, now_s());
 	/* The writers keep the usage counters without scanning; the sender,
 	 * which removes entries, sets them to what the spool holds. */
 	if (s->sent + s->dead + s->logged != s->removed_at_reconcile ||

@@ -64,6 +64,8 @@ static const struct command commands[] = {
 #endif
         {"spool", cmd_spool, "list the spool, requeue dead letters"},
         {"eval", cmd_eval, "score gpualert and two baselines on labelled logs"},
+        {"stats", cmd_stats,
+         "failures by class, node, GPU, user, partition (admins)"},
 };
 
 static void usage(FILE *out)

@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "fdio.h"
@@ -18,9 +20,21 @@
 #define DEFAULT_TAIL_BYTES (16 * 1024)
 #define TAIL_BYTES_MAX (1024 * 1024)
 
+/* Context: rules whose id starts with "context." (a Python traceback's
+ * "File ..., line N, in f" frame, the "rank : N" row of torchrun's
+ * failure table) never decide.  The last context line seen is attached
+ * to the next hits of the rules that use it (CONTEXT_WINDOW lines at
+ * most), so that a code_error's evidence shows the innermost frame and a
+ * launcher's report says which rank died. */
+#define CONTEXT_PREFIX "context."
+#define CONTEXT_WINDOW 8
+
 struct hit {
 	uint64_t line;
 	char *text;
+	uint64_t ctx_line; /* 0: none */
+	uint32_t ctx_rule;
+	char *ctx;
 };
 
 struct rule_rec {
@@ -43,6 +57,11 @@ struct ga_classifier {
 	struct ga_matcher *matcher;
 	struct ga_linereader reader;
 	struct rule_rec *recs;
+	uint8_t *context;  /* per rule: a context rule */
+	uint8_t *uses_ctx; /* per rule: its hits carry the context line */
+	uint64_t ctx_line; /* the last context line, 0: none */
+	uint32_t ctx_rule;
+	char ctx_text[GA_EVIDENCE_TEXT_MAX + 1];
 	/* candidate rules of the segment being matched */
 	uint8_t *mark;
 	uint32_t *touched;
@@ -175,8 +194,11 @@ static size_t mark_owners(void *ctx, size_t pos, size_t lit)
 	return pos + 1;
 }
 
+/* Record a hit of RULE at LINE; CTX (may be NULL) is the context line
+ * CTX_LINE of context rule CTX_RULE that goes with it. */
 static void record_hit(struct ga_classifier *c, uint32_t rule, uint64_t line,
-                       const char *text, size_t len)
+                       const char *text, size_t len, uint64_t ctx_line,
+                       uint32_t ctx_rule, const char *ctx)
 {
 	struct rule_rec *rec = &c->recs[rule];
 	struct hit *h;
@@ -193,7 +215,36 @@ static void record_hit(struct ga_classifier *c, uint32_t rule, uint64_t line,
 		return;
 	}
 	h->line = line;
+	h->ctx_line = 0;
+	h->ctx = NULL;
+	if (ctx && ctx_line && ctx_line < line && ctx_rule < c->n_rules) {
+		h->ctx = strndup(ctx, GA_EVIDENCE_TEXT_MAX);
+		if (!h->ctx) {
+			free(h->text);
+			c->oom = true;
+			return;
+		}
+		h->ctx_line = ctx_line;
+		h->ctx_rule = ctx_rule;
+	}
 	rec->n++;
+}
+
+static void hit_clear(struct hit *h)
+{
+	free(h->text);
+	free(h->ctx);
+	memset(h, 0, sizeof(*h));
+}
+
+/* The context line that goes with a hit of RULE at LINE, or NULL. */
+static const char *current_context(const struct ga_classifier *c, uint32_t rule,
+                                   uint64_t line)
+{
+	if (!c->uses_ctx[rule] || !c->ctx_line || line <= c->ctx_line ||
+	    line - c->ctx_line > CONTEXT_WINDOW)
+		return NULL;
+	return c->ctx_text;
 }
 
 /* Match one segment (raw bytes, no terminator) against the rules whose
@@ -222,17 +273,36 @@ static void match_segment(struct ga_classifier *c, const char *seg, size_t len,
 		c->mark[r] = ga_rule_match(ga_ruleset_rule(c->rs, r),
 		                           c->matcher, c->norm + body,
 		                           n - body) == 1;
-		if (c->mark[r] &&
+		if (c->mark[r] && !c->context[r] &&
 		    !ga_rule_is_fallback(ga_ruleset_rule(c->rs, r)))
 			claimed = true;
 	}
 	for (size_t i = 0; i < c->n_touched; i++) {
 		uint32_t r = c->touched[i];
 
-		if (c->mark[r] &&
+		if (c->mark[r] && !c->context[r] &&
 		    !(claimed &&
-		      ga_rule_is_fallback(ga_ruleset_rule(c->rs, r))))
-			record_hit(c, r, line, c->norm, n);
+		      ga_rule_is_fallback(ga_ruleset_rule(c->rs, r)))) {
+			const char *ctx = current_context(c, r, line);
+
+			record_hit(c, r, line, c->norm, n,
+			           ctx ? c->ctx_line : 0, c->ctx_rule, ctx);
+		}
+	}
+	/* A context line is remembered after the line's own hits. */
+	for (size_t i = 0; i < c->n_touched; i++) {
+		uint32_t r = c->touched[i];
+
+		if (c->mark[r] && c->context[r]) {
+			size_t keep = n < GA_EVIDENCE_TEXT_MAX
+			                      ? n
+			                      : GA_EVIDENCE_TEXT_MAX;
+
+			memcpy(c->ctx_text, c->norm, keep);
+			c->ctx_text[keep] = '\0';
+			c->ctx_line = line;
+			c->ctx_rule = r;
+		}
 		c->mark[r] = 0;
 	}
 }
@@ -262,16 +332,8 @@ static size_t segment_end(const char *r, size_t len, size_t pos)
  * from call to call within a region). */
 static uint64_t line_at(struct ga_classifier *c, size_t pos)
 {
-	const char *p = c->region + c->counted, *end = c->region + pos;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-
-		if (!nl)
-			break;
-		c->counted_line++;
-		p = nl + 1;
-	}
+	c->counted_line += ga_linereader_count_newlines(c->region + c->counted,
+	                                                pos - c->counted);
 	c->counted = pos;
 	return c->counted_line;
 }
@@ -433,6 +495,162 @@ static char *render_tail(struct ga_classifier *c, size_t *n_lines)
 	return ga_buf_steal(&out);
 }
 
+/* ---- launcher reports ------------------------------------------------ */
+
+#define LAUNCHER_PREFIX "launcher."
+
+static bool is_launcher(const struct ga_rule *r)
+{
+	return !strncmp(ga_rule_id(r), LAUNCHER_PREFIX,
+	                strlen(LAUNCHER_PREFIX));
+}
+
+/* Case-insensitive strstr; returns the position after NEEDLE. */
+static const char *after(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (const char *p = hay; *p; p++)
+		if (!strncasecmp(p, needle, n))
+			return p + n;
+	return NULL;
+}
+
+/* An integer after blanks, ':' and '=' at P; false if there is none. */
+static bool int_at(const char *p, long long *out)
+{
+	char *end;
+
+	if (!p)
+		return false;
+	while (*p == ' ' || *p == '\t' || *p == ':' || *p == '=')
+		p++;
+	if (!(*p == '-' || (*p >= '0' && *p <= '9')))
+		return false;
+	errno = 0;
+	*out = strtoll(p, &end, 10);
+	return !errno && end != p;
+}
+
+/* Decode a launcher's report of its child: the child's exit code or
+ * signal, and which rank/task it was.  Fills WHO (may stay empty), and
+ * *SIG (> 0) or *CODE; returns false when the line holds no status. */
+static bool launcher_status(const char *t, const char *ctx, char *who,
+                            size_t who_size, int *sig, long long *code)
+{
+	const char *p;
+	long long v;
+	bool have = false;
+
+	*sig = 0;
+	who[0] = '\0';
+	if ((p = after(t, "terminated with signal ")) ||
+	    (p = after(t, "<Signals.SIG"))) {
+		char name[16];
+		size_t n = 0;
+
+		if (p[-1] == 'G' && p[-2] == 'I')
+			p -= 3; /* "<Signals.SIGKILL: 9>": back to "SIG" */
+		while (n + 1 < sizeof(name) && ((p[n] >= 'A' && p[n] <= 'Z') ||
+		                                (p[n] >= 'a' && p[n] <= 'z')))
+			n++;
+		memcpy(name, p, n);
+		name[n] = '\0';
+		*sig = ga_signal_from_name(name);
+		have = *sig > 0;
+	}
+	if (!have &&
+	    ((p = after(t, "Signal ")) ||
+	     (p = after(t, "terminated by signal ")) ||
+	     (p = after(t, "exited on signal "))) &&
+	    int_at(p, &v) && v > 0 && v < 64) {
+		*sig = (int)v;
+		have = true;
+	}
+	if (!have && (p = after(t, "EXIT CODE:")) && int_at(p, &v) && v > 0 &&
+	    v < 64) {
+		*sig = (int)v; /* MPICH/Intel MPI report the signal so */
+		have = true;
+	}
+	if (!have &&
+	    ((p = after(t, "exitcode")) || (p = after(t, "return code")) ||
+	     (p = after(t, "returncode")) || (p = after(t, "exit status")) ||
+	     (p = after(t, "exit code"))) &&
+	    int_at(p, &v)) {
+		if (v < 0 && v > -64)
+			*sig = (int)-v;
+		else if (v > 128 && v < 128 + 64)
+			*sig = (int)(v - 128);
+		else
+			*code = v;
+		have = true;
+	}
+	if (!have && (p = after(t, ": Killed"))) {
+		*sig = 9;
+		have = true;
+	}
+	if (!have && (p = after(t, ": Terminated"))) {
+		*sig = 15;
+		have = true;
+	}
+	/* Who: "local_rank: 0" on the line, "rank      : 1" in the table
+	 * row before it, "process 1 terminated", "task(s) 0-3:". */
+	if (int_at(after(t, "local_rank"), &v))
+		snprintf(who, who_size, "local rank %lld", v);
+	else if (ctx && int_at(after(ctx, "rank"), &v))
+		snprintf(who, who_size, "rank %lld", v);
+	else if ((p = after(t, "process ")) && int_at(p, &v) && v >= 0 &&
+	         after(t, "terminated"))
+		snprintf(who, who_size, "process %lld", v);
+	else if ((p = after(t, "tasks ")) || (p = after(t, "task "))) {
+		size_t n = 0;
+
+		while (p[n] && p[n] != ':' && n < 24)
+			n++;
+		snprintf(who, who_size, "task%s %.*s", p[-2] == 's' ? "s" : "",
+		         (int)n, p);
+	}
+	return have;
+}
+
+/* "rank 1 was killed by SIGSEGV", "a child process exited with code 1",
+ * "local rank 0 crashed with Windows status 0xC0000005 (access
+ * violation)".  Returns false when TEXT holds no status. */
+static bool describe_launcher(const char *text, const char *ctx,
+                              struct ga_buf *out)
+{
+	char who[48];
+	int sig;
+	long long code = 0;
+	const char *name;
+
+	if (!launcher_status(text, ctx, who, sizeof(who), &sig, &code))
+		return false;
+	ga_buf_printf(out, "launcher: %s", who[0] ? who : "a child process");
+	if (sig > 0) {
+		name = ga_signal_name(sig);
+		if (name)
+			ga_buf_printf(out, " was killed by %s", name);
+		else
+			ga_buf_printf(out, " was killed by signal %d", sig);
+		if (sig == 9)
+			ga_buf_puts(out,
+			            " (most often the out-of-memory killer)");
+	} else if (code == 3221225477LL || code == -1073741819LL) {
+		ga_buf_puts(out, " crashed with Windows status 0xC0000005 "
+		                 "(access violation)");
+	} else if (code == 3221225725LL || code == -1073741571LL) {
+		ga_buf_puts(out, " crashed with Windows status 0xC00000FD "
+		                 "(stack overflow)");
+	} else if (code == 3221226505LL || code == -1073740791LL) {
+		ga_buf_puts(out, " crashed with Windows status 0xC0000409 "
+		                 "(stack buffer overrun)");
+	} else {
+		ga_buf_printf(out, " exited with code %lld", code);
+	}
+	return true;
+}
+
 /* ---- public ---------------------------------------------------------- */
 
 struct ga_classifier *ga_classifier_create(const struct ga_ruleset *rs)
@@ -447,9 +665,21 @@ struct ga_classifier *ga_classifier_create(const struct ga_ruleset *rs)
 	c->recs = calloc(c->n_rules + 1, sizeof(*c->recs));
 	c->mark = calloc(c->n_rules + 1, 1);
 	c->touched = calloc(c->n_rules + 1, sizeof(*c->touched));
-	if (!c->matcher || !c->recs || !c->mark || !c->touched) {
+	c->context = calloc(c->n_rules + 1, 1);
+	c->uses_ctx = calloc(c->n_rules + 1, 1);
+	if (!c->matcher || !c->recs || !c->mark || !c->touched || !c->context ||
+	    !c->uses_ctx) {
 		ga_classifier_destroy(c);
 		return NULL;
+	}
+	for (size_t i = 0; i < c->n_rules; i++) {
+		const struct ga_rule *r = ga_ruleset_rule(rs, i);
+
+		c->context[i] = !strncmp(ga_rule_id(r), CONTEXT_PREFIX,
+		                         strlen(CONTEXT_PREFIX));
+		c->uses_ctx[i] = !c->context[i] &&
+		                 (ga_rule_class(r) == GA_CLASS_CODE_ERROR ||
+		                  is_launcher(r));
 	}
 	c->n_unfiltered = ga_ruleset_unfiltered(rs, &c->unfiltered);
 	c->pf = ga_ruleset_prefilter(rs);
@@ -481,8 +711,10 @@ void ga_classifier_destroy(struct ga_classifier *c)
 		return;
 	for (size_t i = 0; c->recs && i < c->n_rules; i++)
 		for (size_t k = 0; k < c->recs[i].n; k++)
-			free(c->recs[i].hits[k].text);
+			hit_clear(&c->recs[i].hits[k]);
 	free(c->recs);
+	free(c->context);
+	free(c->uses_ctx);
 	free(c->mark);
 	free(c->touched);
 	ga_matcher_destroy(c->matcher);
@@ -590,6 +822,49 @@ static int cmp_evidence(const void *a, const void *b)
 	return lx < ly ? -1 : (lx > ly);
 }
 
+/* What a hit's context adds to the evidence: for an exception, the
+ * innermost traceback frame before it; for a launcher's report, the
+ * child's decoded status (a fact, line 0). */
+static bool add_context_evidence(struct ga_classifier *c,
+                                 const struct ga_rule *r, const struct hit *h,
+                                 struct ga_verdict *v)
+{
+	bool ok = true;
+
+	if (h->ctx && ga_rule_class(r) == GA_CLASS_CODE_ERROR &&
+	    !is_launcher(r)) {
+		bool dup = false;
+
+		for (size_t j = 0; j < v->n_evidence; j++)
+			dup |= v->evidence[j].line == h->ctx_line;
+		if (!dup && v->n_evidence < GA_EVIDENCE_MAX) {
+			struct ga_evidence *e = &v->evidence[v->n_evidence++];
+
+			ok = set_evidence(e, h->ctx_line,
+			                  ga_ruleset_rule(c->rs, h->ctx_rule),
+			                  h->ctx);
+			e->cls = ga_rule_class(r);
+		}
+	}
+	if (is_launcher(r) && v->n_evidence < GA_EVIDENCE_MAX) {
+		struct ga_buf b;
+		bool dup = false;
+
+		ga_buf_init(&b);
+		if (describe_launcher(h->text, h->ctx, &b) && b.data) {
+			for (size_t j = 0; j < v->n_evidence; j++)
+				dup |= !v->evidence[j].line &&
+				       !strcmp(v->evidence[j].text, b.data);
+			if (!dup)
+				ok = set_evidence(&v->evidence[v->n_evidence++],
+				                  0, r, b.data);
+		}
+		ok &= !b.failed;
+		ga_buf_finish(&b);
+	}
+	return ok;
+}
+
 /* Add rule I's evidence for ST to V->evidence (class already chosen). */
 static bool add_rule_evidence(struct ga_classifier *c, size_t i,
                               const struct ga_status *st, struct ga_verdict *v)
@@ -619,6 +894,7 @@ static bool add_rule_evidence(struct ga_classifier *c, size_t i,
 			continue;
 		ok &= set_evidence(&v->evidence[v->n_evidence++], h->line, r,
 		                   h->text);
+		ok &= add_context_evidence(c, r, h, v);
 	}
 	return ok;
 }
@@ -675,8 +951,11 @@ int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 	}
 
 	if (best == SIZE_MAX) {
-		v->cls = ga_status_failed(st) ? GA_CLASS_UNKNOWN
-		                              : GA_CLASS_SUCCESS;
+		/* Success needs a zero exit status (or a completion rule,
+		 * which decides above): a log that simply stops, with no
+		 * status, proves nothing. */
+		v->cls = !st->known || ga_status_failed(st) ? GA_CLASS_UNKNOWN
+		                                            : GA_CLASS_SUCCESS;
 		v->hint = strdup(ga_class_default_hint(v->cls));
 		ok &= v->hint != NULL;
 	} else {
@@ -719,6 +998,10 @@ int ga_classifier_finish(struct ga_classifier *c, const struct ga_status *st,
 				first_line = line;
 			}
 		}
+		/* A line that is already evidence is not shown twice. */
+		for (size_t j = 0; first != SIZE_MAX && j < v->n_evidence; j++)
+			if (v->evidence[j].line == first_line)
+				first = SIZE_MAX;
 		if (first != SIZE_MAX)
 			ok &= set_evidence(&v->others[v->n_others++],
 			                   first_line,
@@ -814,7 +1097,9 @@ int ga_classify_fd(const struct ga_ruleset *rs, int fd,
                    const struct ga_status *st, struct ga_verdict *v)
 {
 	struct ga_classifier *c = ga_classifier_create(rs);
-	char *buf = malloc(1 << 20);
+	/* 32 KiB reads: the chunk stays in cache from read(2) to the scan;
+	 * with 128 KiB, read(2) alone took three times the system time. */
+	char *buf = malloc(1 << 15);
 	int rc = 0;
 
 	if (!c || !buf) {
@@ -822,7 +1107,7 @@ int ga_classify_fd(const struct ga_ruleset *rs, int fd,
 		goto out;
 	}
 	for (;;) {
-		ssize_t n = ga_read_some(fd, buf, 1 << 20);
+		ssize_t n = ga_read_some(fd, buf, 1 << 15);
 
 		if (n < 0) {
 			rc = -errno;
@@ -883,10 +1168,22 @@ void ga_classifier_write_state(struct ga_classifier *c, struct ga_buf *out)
 		ga_buf_printf(out, ",\"count\":%llu,\"hits\":[",
 		              (unsigned long long)rec->count);
 		for (size_t k = 0; k < rec->n; k++) {
+			const struct hit *h = &rec->hits[k];
+
 			ga_buf_printf(
 			        out, "%s{\"line\":%llu,\"text\":", k ? "," : "",
-			        (unsigned long long)rec->hits[k].line);
-			ga_json_str(out, rec->hits[k].text);
+			        (unsigned long long)h->line);
+			ga_json_str(out, h->text);
+			/* Optional (readers before them ignore them). */
+			if (h->ctx) {
+				ga_buf_printf(
+				        out, ",\"ctx_line\":%llu,\"ctx_rule\":",
+				        (unsigned long long)h->ctx_line);
+				ga_json_str(out, ga_rule_id(ga_ruleset_rule(
+				                         c->rs, h->ctx_rule)));
+				ga_buf_puts(out, ",\"ctx\":");
+				ga_json_str(out, h->ctx);
+			}
 			ga_buf_putc(out, '}');
 		}
 		ga_buf_puts(out, "]}");
@@ -941,9 +1238,10 @@ int ga_classifier_read_state(struct ga_classifier *c, const char *json,
 	/* Forget what this classifier gathered itself. */
 	for (size_t i = 0; i < c->n_rules; i++) {
 		for (size_t k = 0; k < c->recs[i].n; k++)
-			free(c->recs[i].hits[k].text);
+			hit_clear(&c->recs[i].hits[k]);
 		memset(&c->recs[i], 0, sizeof(c->recs[i]));
 	}
+	c->ctx_line = 0;
 	for (size_t i = 0; i < rules->n; i++) {
 		const struct ga_json *r = &rules->items[i];
 		const struct ga_json *hits = ga_json_get(r, "hits");
@@ -962,17 +1260,27 @@ int ga_classifier_read_state(struct ga_classifier *c, const char *json,
 			continue; /* rules changed since: ignore */
 		c->recs[at].count = 0;
 		for (size_t k = 0; k < hits->n && k < HITS_PER_RULE; k++) {
-			const char *text = ga_json_get_str(&hits->items[k],
-			                                   "text");
-			uint64_t line;
+			const struct ga_json *hj = &hits->items[k];
+			const char *text = ga_json_get_str(hj, "text");
+			const char *ctx = ga_json_get_str(hj, "ctx");
+			const char *ctx_id = ga_json_get_str(hj, "ctx_rule");
+			ssize_t ctx_at = ctx_id ? find_rule(c, ctx_id) : -1;
+			uint64_t line, ctx_line = 0;
 
-			if (!text || !get_u64(&hits->items[k], "line", &line) ||
-			    line == 0) {
+			if (!text || !get_u64(hj, "line", &line) || line == 0) {
 				if (err)
 					*err = "malformed hit";
 				goto out;
 			}
-			record_hit(c, (uint32_t)at, line, text, strlen(text));
+			/* Context of unknown rules, or not before the hit, is
+			 * dropped. */
+			if (!ctx || ctx_at < 0 || !c->context[ctx_at] ||
+			    !get_u64(hj, "ctx_line", &ctx_line) ||
+			    ctx_line == 0 || ctx_line >= line)
+				ctx = NULL;
+			record_hit(c, (uint32_t)at, line, text, strlen(text),
+			           ctx_line, ctx_at < 0 ? 0 : (uint32_t)ctx_at,
+			           ctx);
 		}
 		/* record_hit counted the stored hits; the sender knew more. */
 		if (count > c->recs[at].count)

@@ -8,8 +8,9 @@
  * The verdict is the class of the highest-priority rule with evidence
  * whose conditions hold for how the job ended (ties: earliest line), not
  * the first line that matched: a CUDA OOM followed by hundreds of NCCL
- * timeouts is cuda_oom.  With no such rule, a failed job is "unknown" and
- * anything else "success".
+ * timeouts is cuda_oom.  With no such rule, a job that exited 0 is
+ * "success" and anything else (a failure, or no known status) "unknown":
+ * without a status, success needs a completion rule (class success).
  */
 #ifndef GPUALERT_COMMON_CLASSIFIER_H
 #define GPUALERT_COMMON_CLASSIFIER_H

@@ -91,6 +91,13 @@ static const struct key keys[] = {
         {"webhook", "format", K_FORMAT, F(webhook_format), 0, 16},
         {"webhook", "allowed_hosts", K_STR, F(webhook_allowed_hosts), 0, 4096},
         {"webhook", "timeout", K_UINT, F(webhook_timeout_s), 1, 600},
+        /* Kernel evidence and the admin channel. */
+        {"general", "kernel_log", K_BOOL, F(kernel_log), 0, 1},
+        {"general", "nvidia_gpus_dir", K_STR, F(nvidia_gpus_dir), 1, PATH_MAX},
+        {"general", "kernel_log_max_ms", K_UINT, F(kernel_log_max_ms), 1, 5000},
+        {"admin", "mail", K_STR, F(admin_mail), 0, 254},
+        {"admin", "webhook", K_STR, F(admin_webhook), 0, 2048},
+        {"admin", "period", K_UINT, F(admin_period_s), 0, 30 * 86400},
 };
 
 static const char *const mode_names[] = {"off", "log", "email", "webhook"};
@@ -151,7 +158,7 @@ int ga_config_init(struct ga_config *cfg)
 	cfg->query_scheduler = true;
 	cfg->log_max = 32 * MiB;
 	cfg->keep_logs = GA_KEEP_FAILED;
-	cfg->classify_max = 64 * MiB;
+	cfg->classify_max = 16 * MiB;
 	cfg->classify_timeout_ms = 10000;
 	cfg->recipient_policy = GA_RECIPIENTS_OWNER;
 	cfg->max_recipients = 5;
@@ -182,6 +189,14 @@ int ga_config_init(struct ga_config *cfg)
 	cfg->help_url = strdup("");
 	cfg->webhook_format = strdup("slack");
 	cfg->webhook_allowed_hosts = strdup("");
+	cfg->kernel_log = true;
+	cfg->kernel_log_max_ms = 200;
+	cfg->admin_period_s = 86400;
+	cfg->nvidia_gpus_dir = strdup("/proc/driver/nvidia/gpus");
+	cfg->admin_mail = strdup("");
+	cfg->admin_webhook = strdup("");
+	if (!cfg->nvidia_gpus_dir || !cfg->admin_mail || !cfg->admin_webhook)
+		return -ENOMEM;
 	if (!cfg->log_pattern || !cfg->rules_dir || !cfg->spool_dir ||
 	    !cfg->smtp_url || !cfg->mail_from || !cfg->artifact_globs ||
 	    !cfg->ca_file || !cfg->from_name || !cfg->subject_prefix ||

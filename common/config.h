@@ -105,6 +105,16 @@ struct ga_config {
 	char *webhook_format;        /* slack | mattermost | teams | ntfy */
 	char *webhook_allowed_hosts; /* hosts for users' own webhooks */
 	unsigned webhook_timeout_s;
+
+	/* Kernel evidence and the admin channel: [general] kernel_log,
+	 * nvidia_gpus_dir, kernel_log_max_ms; [admin] mail, webhook,
+	 * period. */
+	bool kernel_log;            /* read the node's kernel log at step end */
+	char *nvidia_gpus_dir;      /* bus ids of the GPUs */
+	unsigned kernel_log_max_ms; /* time budget of the reading */
+	char *admin_mail;           /* "" : no admin mail */
+	char *admin_webhook;        /* "" : no admin webhook */
+	unsigned admin_period_s; /* one message per node and GPU per period */
 };
 
 /* Set every field to its default (allocations: returns -ENOMEM). */

@@ -65,7 +65,7 @@ static void end_segment(struct ga_linereader *r, char term)
 /* Count the '\n' in [P, P+N): sixteen bytes at a time with SSE2 (every
  * x86-64 has it), else eight with plain integer arithmetic; one byte
  * counter per lane, folded before the lanes can overflow. */
-static uint64_t count_newlines(const char *p, size_t n)
+uint64_t ga_linereader_count_newlines(const char *p, size_t n)
 {
 	const uint64_t ones = 0x0101010101010101ull,
 	               high = 0x8080808080808080ull;
@@ -132,7 +132,7 @@ bulk(struct ga_linereader *r, const char *p, const char *stop)
 		}
 		/* A long segment starts at q. */
 		emit(r, region, (size_t)(q - region), region_line);
-		n = count_newlines(region, (size_t)(q - region));
+		n = ga_linereader_count_newlines(region, (size_t)(q - region));
 		r->line += n;
 		r->newlines += n;
 		t = find_terminator(q, stop);
@@ -145,7 +145,8 @@ bulk(struct ga_linereader *r, const char *p, const char *stop)
 	}
 	emit(r, region, (size_t)(stop - region), region_line);
 	{
-		uint64_t n = count_newlines(region, (size_t)(stop - region));
+		uint64_t n = ga_linereader_count_newlines(
+		        region, (size_t)(stop - region));
 
 		r->line += n;
 		r->newlines += n;

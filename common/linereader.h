@@ -48,6 +48,10 @@ void ga_linereader_feed(struct ga_linereader *r, const char *data, size_t len);
 /* Deliver the unterminated last segment, if any.  Call once at EOF. */
 void ga_linereader_finish(struct ga_linereader *r);
 
+/* The '\n' bytes in [P, P + N), counted with vector instructions (the
+ * classifier numbers the lines its prefilter finds with it). */
+uint64_t ga_linereader_count_newlines(const char *p, size_t n);
+
 /* Lines in the input so far, as `wc -l` would count them plus one for an
  * unterminated last line. */
 uint64_t ga_linereader_lines(const struct ga_linereader *r);

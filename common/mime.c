@@ -268,20 +268,12 @@ struct root {
 	const struct ga_task_report *t;
 };
 
-/* Whether task A is a better root cause than B: it ended first (the crash
- * the others echo), then the higher priority class, then the lower rank.
- * The same order ga_report_choose_root applies within one step. */
+/* Whether task A is a better root cause than B, across the reports of
+ * one job: the order ga_report_choose_root applies within one step. */
 static bool better_root(const struct ga_task_report *a,
                         const struct ga_task_report *b)
 {
-	int64_t ea = a->end_time ? a->end_time : INT64_MAX;
-	int64_t eb = b->end_time ? b->end_time : INT64_MAX;
-
-	if (ea != eb)
-		return ea < eb;
-	if (a->verdict.priority != b->verdict.priority)
-		return a->verdict.priority > b->verdict.priority;
-	return a->task_id < b->task_id;
+	return ga_report_task_precedes(a, b);
 }
 
 static struct root find_root(const struct ga_mail *m)

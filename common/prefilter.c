@@ -1,69 +1,120 @@
 #include "prefilter.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Anchor-trigram filtering with a stride of two.  Every literal gets an
- * anchor: two consecutive trigrams of it (offsets k and k+1), chosen where
- * they are rarest.  Any occurrence of the literal then has one of them at
- * an even text offset, so the scan only hashes the (loosely case folded)
- * trigram at every second position and tests a table of anchor hashes, 16
- * positions at a time without branches; only where the table says so are
- * the literals anchored there verified.  (Literals are at least 4 bytes:
- * 3 + STRIDE - 1, which is what makes the stride safe.)
- *
- * This beats a skip-based search (Wu-Manber) on logs: the nan rules'
- * literals are 4 bytes, which caps every skip at 3, and each skip waits on
- * the previous table lookup, while the bitmap tests are independent and
- * the CPU overlaps them.  Trigrams rather than pairs because pairs are
- * common in any text and every false alarm costs a verification. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+#endif
 
-#define BLOCK 16
-#define STRIDE 2
-#define FILTER_BITS 15 /* a byte per hash: 32 KiB, in L1 */
-#define BUCKET_BITS 12 /* verification buckets */
-#define COUNT_BITS 16  /* trigram counts when tuning */
+/* Every literal has a "fingerprint", FP consecutive bytes of it, and is
+ * put in one of BANKS * 8 buckets.  For each text position, the FP bytes
+ * there select bucket masks from tables indexed by their low and high
+ * nibbles (AVX2 PSHUFB: 32 positions in a few instructions per byte of
+ * fingerprint, the "Teddy" method of Hyperscan and Rust's aho-corasick);
+ * only a position whose masks share a bucket is compared with that
+ * bucket's literals.  Without AVX2 the same test uses a byte table per
+ * fingerprint byte.
+ *
+ * The nibble tables accept every combination of the nibbles a bucket
+ * holds, not only its fingerprints, so the choice of fingerprint and
+ * bucket decides the cost: each literal takes the window and bucket that
+ * add the fewest accepted positions.  That is counted on a sample of the
+ * log when there is one (ga_prefilter_tune: "INFO" is on every line of
+ * one log, absent from another), else estimated from typical byte
+ * frequencies.  A fingerprint that log noise triggers costs a comparison
+ * per line; one that neither the noise nor the ordinary lines trigger
+ * costs nothing but the vector instructions.
+ *
+ * (Before this: Wu-Manber, then trigram anchors probed at every second
+ * position through a hash bitmap.  Short literals such as " nan" cap any
+ * skip, and a scalar probe per position or two costs more than the
+ * vector test of 32.) */
+
+#define FP 3 /* fingerprint bytes: GA_PREFILTER_MIN_LITERAL at most */
+_Static_assert(FP == 3, "bucket_cost() estimates three-byte fingerprints");
+#define BANKS 2
+#define BUCKETS 8     /* per bank: a byte of mask */
+#define COUNT_BITS 16 /* gram counts when tuning */
+#define WINDOWS 6     /* fingerprints tried per literal */
+#define FP_BITS 16    /* the fingerprint bitmap: 8 KiB */
+#define CHUNK 2048    /* text searched between two flushes */
+#define FOLD4 0x20202020u
 
 struct literal {
 	unsigned char *text; /* folded */
 	size_t len;
-	size_t anchor; /* offset of the anchor trigram */
+	size_t anchor; /* offset of the fingerprint */
+	unsigned flags;
 };
 
-struct entry {
-	uint32_t lit;
-	uint32_t anchor;
+struct bank {
+	uint32_t start[BUCKETS + 1]; /* CSR: bucket -> literals */
+	uint8_t nib[FP][2][16];      /* [byte][low, high nibble][nibble] */
+	uint8_t table[FP][256];      /* [byte][folded byte] */
 };
 
 struct ga_prefilter {
 	struct literal *lits;
 	size_t n_lits;
-	size_t max_anchor;
-	uint8_t table[1u << FILTER_BITS];
-	uint32_t start[(1u << BUCKET_BITS) + 1]; /* CSR by bucket */
-	struct entry *entries;
+	int simd;
+	struct bank banks[BANKS];
+	uint32_t *ids; /* literals by bank and bucket */
+	uint32_t *fps; /* their fingerprints, folded like the text */
+	size_t back;   /* largest fingerprint offset */
+	/* A bit per hash of every fingerprint: most positions a bucket
+	 * accepts hold only a combination of its nibbles, which one look
+	 * here rejects without walking the bucket. */
+	uint8_t fpbits[1u << (FP_BITS - 3)];
 };
 
-/* The trigram at P, folded by setting bit 5 of each byte: exact for ASCII
- * letters, and a superset elsewhere ('[' and '{' collide), which is all a
- * filter needs: verification is exact. */
-static inline uint32_t trigram(const unsigned char *p)
-{
-	uint32_t x = (uint32_t)p[0] | ((uint32_t)p[1] << 8) |
-	             ((uint32_t)p[2] << 16);
+static int portable_only;
 
-	return x | 0x202020u;
+void ga_prefilter_force_portable(int on)
+{
+	portable_only = on;
 }
 
-static inline uint32_t hash(uint32_t tri, unsigned bits)
+static int cpu_has_avx2(void)
 {
-	return (tri * 0x9e3779b1u) >> (32 - bits);
+#ifdef HAVE_AVX2_PATH
+	__builtin_cpu_init();
+	return !portable_only && __builtin_cpu_supports("avx2");
+#else
+	return 0;
+#endif
+}
+
+/* The four bytes at P, folded by setting bit 5 of each byte: exact for
+ * ASCII letters, and a superset elsewhere ('[' and '{' collide), which is
+ * all a filter needs: the comparison is exact. */
+static inline uint32_t load4(const unsigned char *p)
+{
+	uint32_t x;
+
+	memcpy(&x, p, sizeof(x));
+	return x | FOLD4;
+}
+
+static inline uint32_t loadfp(const unsigned char *p)
+{
+	uint32_t x = 0;
+
+	memcpy(&x, p, FP);
+	return x | (FOLD4 >> (8 * (4 - FP)));
+}
+
+static inline uint32_t hash(uint32_t gram, unsigned bits)
+{
+	return (gram * 0x9e3779b1u) >> (32 - bits);
 }
 
 /* Rough byte frequencies in training logs, case folded (per mille), for
- * choosing anchors before any text has been seen. */
+ * estimating before any text has been seen. */
 static unsigned byte_weight(unsigned char c)
 {
 	static const char common[] = "etaoinsrl";
@@ -94,12 +145,6 @@ static unsigned byte_weight(unsigned char c)
 	return 3;
 }
 
-static uint64_t static_score(const unsigned char *t)
-{
-	return (uint64_t)byte_weight(t[0]) * byte_weight(t[1]) *
-	       byte_weight(t[2]);
-}
-
 void ga_prefilter_destroy(struct ga_prefilter *pf)
 {
 	if (!pf)
@@ -107,65 +152,241 @@ void ga_prefilter_destroy(struct ga_prefilter *pf)
 	for (size_t i = 0; i < pf->n_lits; i++)
 		free(pf->lits[i].text);
 	free(pf->lits);
-	free(pf->entries);
+	free(pf->ids);
+	free(pf->fps);
 	free(pf);
 }
 
-/* Choose every literal's anchor (by COUNTS of hashed trigrams in a sample
- * when given, else by static weights) and build the bitmap and buckets. */
-static int build(struct ga_prefilter *pf, const uint32_t *counts)
+/* What a sample says: counts of its folded fingerprint-sized grams by
+ * hash, of its folded byte pairs, and of its folded bytes. */
+struct counts {
+	uint32_t *grams; /* NULL: no sample, estimate from freq */
+	float *pairs;    /* [first][second], or NULL */
+	double freq[256];
+	double len;
+};
+
+/* The bytes (folded: bit 5 set) whose low nibble is in LO and high nibble
+ * in HI, into OUT; returns how many. */
+static size_t accepted(unsigned lo, unsigned hi, unsigned char *out)
 {
-	uint32_t fill[1u << BUCKET_BITS];
+	size_t n = 0;
 
-	memset(pf->table, 0, sizeof(pf->table));
-	memset(pf->start, 0, sizeof(pf->start));
-	memset(fill, 0, sizeof(fill));
-	pf->max_anchor = 0;
-	for (size_t i = 0; i < pf->n_lits; i++) {
-		struct literal *l = &pf->lits[i];
-		uint64_t best = UINT64_MAX;
+	for (unsigned h = hi; h; h &= h - 1)
+		for (unsigned l = lo; l; l &= l - 1) {
+			unsigned x = (unsigned)__builtin_ctz(h) << 4 |
+			             (unsigned)__builtin_ctz(l);
 
-		/* the window of STRIDE trigrams with the lowest total score */
-		for (size_t k = 0; k + 3 + STRIDE - 1 <= l->len; k++) {
-			uint64_t score = 0;
+			if (x & 0x20)
+				out[n++] = (unsigned char)x;
+		}
+	return n;
+}
 
-			for (size_t o = k; o < k + STRIDE; o++) {
-				score += static_score(l->text + o);
-				if (counts)
-					score += (uint64_t)counts[hash(
-					                 trigram(l->text + o),
-					                 COUNT_BITS)]
-					         << 32;
-			}
-			if (score < best) {
-				best = score;
+/* How many positions of the text a bucket with nibble masks LO/HI
+ * accepts.  The masks accept every combination of the nibbles they hold,
+ * not only the fingerprints put in, and text is far from random ("epo"
+ * and "och" follow each other), so: a Markov estimate from the sample's
+ * byte pairs, sum over x1 of n(x0 x1) * n(x1 x2) / n(x1); without a
+ * sample, bytes taken as independent with typical frequencies. */
+static double bucket_cost(const struct counts *cnt, const uint16_t lo[FP],
+                          const uint16_t hi[FP])
+{
+	unsigned char a[FP][128];
+	size_t n[FP];
+	double total = 0;
+
+	for (int j = 0; j < FP; j++) {
+		n[j] = accepted(lo[j], hi[j], a[j]);
+		if (!n[j])
+			return 0;
+	}
+	for (size_t m = 0; m < n[1]; m++) {
+		unsigned x1 = a[1][m];
+		double left = 0, right = 0, mid = cnt->freq[x1] * cnt->len;
+
+		if (mid <= 0)
+			continue;
+		for (size_t i = 0; i < n[0]; i++)
+			left += cnt->pairs ? cnt->pairs[a[0][i] << 8 | x1]
+			                   : cnt->freq[a[0][i]] * mid;
+		for (size_t i = 0; i < n[2]; i++)
+			right += cnt->pairs ? cnt->pairs[x1 << 8 | a[2][i]]
+			                    : cnt->freq[a[2][i]] * mid;
+		total += left * right / mid;
+	}
+	return total;
+}
+
+/* How often the fingerprint at T occurs by itself: the sample's count,
+ * then (a fraction below one, for ties) the typical byte frequencies. */
+static double window_weight(const struct counts *cnt, const unsigned char *t)
+{
+	double w = 1;
+
+	for (int j = 0; j < FP; j++)
+		w *= cnt->freq[t[j] | 0x20];
+	return (cnt->grams ? cnt->grams[hash(loadfp(t), COUNT_BITS)] : 0) +
+	       (w < 1 ? w : 0.999);
+}
+
+/* Buckets being filled: their nibble masks and what they let through. */
+struct filling {
+	uint16_t lo[BANKS * BUCKETS][FP], hi[BANKS * BUCKETS][FP];
+	double cost[BANKS * BUCKETS];
+	uint32_t *where; /* literal -> bucket, or NONE */
+};
+
+#define NONE UINT32_MAX
+
+static void add_masks(uint16_t *lo, uint16_t *hi, const unsigned char *fp)
+{
+	for (int j = 0; j < FP; j++) {
+		unsigned x = fp[j] | 0x20u;
+
+		lo[j] = (uint16_t)(lo[j] | 1u << (x & 15));
+		hi[j] = (uint16_t)(hi[j] | 1u << (x >> 4));
+	}
+}
+
+/* Put literal I where it adds the least: the fingerprint's own
+ * occurrences plus what the bucket then lets through in addition. */
+static void place(struct ga_prefilter *pf, const struct counts *cnt,
+                  struct filling *f, size_t i)
+{
+	struct literal *l = &pf->lits[i];
+	size_t cand[WINDOWS], n_cand = 0, b_best = 0;
+	double c_best = HUGE_VAL, p_best = 0;
+
+	/* The WINDOWS windows that occur least by themselves (then with the
+	 * rarest bytes) are the candidates: trying every window of a long
+	 * literal in every bucket costs more than it finds. */
+	for (size_t k = 0; k + FP <= l->len; k++) {
+		double w = window_weight(cnt, l->text + k);
+		size_t at = n_cand < WINDOWS ? n_cand++ : WINDOWS;
+
+		while (at > 0 &&
+		       window_weight(cnt, l->text + cand[at - 1]) > w) {
+			if (at < WINDOWS)
+				cand[at] = cand[at - 1];
+			at--;
+		}
+		if (at < WINDOWS)
+			cand[at] = k;
+	}
+	for (size_t ci = 0; ci < n_cand; ci++) {
+		size_t k = cand[ci];
+		double own = cnt->grams ? cnt->grams[hash(loadfp(l->text + k),
+		                                          COUNT_BITS)]
+		                        : 0;
+
+		for (size_t b = 0; b < BANKS * BUCKETS; b++) {
+			uint16_t tl[FP], th[FP];
+			double p, c;
+
+			memcpy(tl, f->lo[b], sizeof(tl));
+			memcpy(th, f->hi[b], sizeof(th));
+			add_masks(tl, th, l->text + k);
+			p = bucket_cost(cnt, tl, th);
+			c = p - f->cost[b] + own;
+			if (c < c_best) {
+				c_best = c;
+				p_best = p;
+				b_best = b;
 				l->anchor = k;
 			}
 		}
-		if (l->anchor + STRIDE - 1 > pf->max_anchor)
-			pf->max_anchor = l->anchor + STRIDE - 1;
-		for (size_t o = l->anchor; o < l->anchor + STRIDE; o++) {
-			uint32_t h = hash(trigram(l->text + o), FILTER_BITS);
+	}
+	f->cost[b_best] = p_best;
+	add_masks(f->lo[b_best], f->hi[b_best], l->text + l->anchor);
+	f->where[i] = (uint32_t)b_best;
+}
 
-			pf->table[h] = 1;
-			pf->start[(h >> (FILTER_BITS - BUCKET_BITS)) + 1]++;
+/* Take literal I out of its bucket again. */
+static void unplace(struct ga_prefilter *pf, const struct counts *cnt,
+                    struct filling *f, size_t i)
+{
+	uint32_t b = f->where[i];
+
+	f->where[i] = NONE;
+	memset(f->lo[b], 0, sizeof(f->lo[b]));
+	memset(f->hi[b], 0, sizeof(f->hi[b]));
+	for (size_t o = 0; o < pf->n_lits; o++)
+		if (f->where[o] == b)
+			add_masks(f->lo[b], f->hi[b],
+			          pf->lits[o].text + pf->lits[o].anchor);
+	f->cost[b] = bucket_cost(cnt, f->lo[b], f->hi[b]);
+}
+
+/* Choose every literal's fingerprint and bucket, and build the tables.
+ *
+ * A bucket accepts a position when each of its FP bytes has both nibbles
+ * in the bucket's masks, and each costs a look at the bucket
+ * (bucket_cost).  Every literal also costs a comparison wherever its
+ * fingerprint occurs, and those are not independent at all ("INF" in a
+ * log of INFO lines): they come from the sample's counts.  Each literal,
+ * in turn, takes the window and bucket that add the least.  With a
+ * sample, each is then taken out and placed again, which undoes
+ * the worst choices of the first pass (made before the later literals
+ * were known); the prefilter without one only serves the sample. */
+static int build(struct ga_prefilter *pf, const struct counts *cnt)
+{
+	struct filling *f = calloc(1, sizeof(*f));
+	uint32_t fill[BANKS * BUCKETS] = {0}, first[BANKS * BUCKETS + 1] = {0};
+	uint32_t h;
+
+	if (f)
+		f->where = malloc((pf->n_lits + 1) * sizeof(*f->where));
+	if (!f || !f->where) {
+		free(f);
+		return -1;
+	}
+	pf->simd = cpu_has_avx2();
+	for (size_t i = 0; i < pf->n_lits; i++)
+		f->where[i] = NONE;
+	for (size_t i = 0; i < pf->n_lits; i++)
+		place(pf, cnt, f, i);
+	for (int pass = 0; cnt->grams && pass < 1; pass++) {
+		for (size_t i = 0; i < pf->n_lits; i++) {
+			unplace(pf, cnt, f, i);
+			place(pf, cnt, f, i);
 		}
 	}
-	for (size_t b = 0; b < (1u << BUCKET_BITS); b++)
-		pf->start[b + 1] += pf->start[b];
+	memset(pf->banks, 0, sizeof(pf->banks));
+	memset(pf->fpbits, 0, sizeof(pf->fpbits));
+	pf->back = 0;
 	for (size_t i = 0; i < pf->n_lits; i++) {
 		const struct literal *l = &pf->lits[i];
+		struct bank *bk = &pf->banks[f->where[i] / BUCKETS];
+		uint8_t bit = (uint8_t)(1u << (f->where[i] % BUCKETS));
 
-		for (size_t o = l->anchor; o < l->anchor + STRIDE; o++) {
-			uint32_t b = hash(trigram(l->text + o), FILTER_BITS) >>
-			             (FILTER_BITS - BUCKET_BITS);
-			struct entry *e =
-			        &pf->entries[pf->start[b] + fill[b]++];
+		for (int j = 0; j < FP; j++) {
+			unsigned x = l->text[l->anchor + (size_t)j] | 0x20u;
 
-			e->lit = (uint32_t)i;
-			e->anchor = (uint32_t)o;
+			bk->nib[j][0][x & 15] |= bit;
+			bk->nib[j][1][x >> 4] |= bit;
+			bk->table[j][x] |= bit;
 		}
+		if (l->anchor > pf->back)
+			pf->back = l->anchor;
+		first[f->where[i] + 1]++;
 	}
+	for (size_t b = 0; b < BANKS * BUCKETS; b++)
+		first[b + 1] += first[b];
+	for (size_t i = 0; i < pf->n_lits; i++) {
+		uint32_t e = first[f->where[i]] + fill[f->where[i]]++;
+
+		pf->ids[e] = (uint32_t)i;
+		pf->fps[e] = loadfp(pf->lits[i].text + pf->lits[i].anchor);
+		h = hash(pf->fps[e], FP_BITS);
+		pf->fpbits[h >> 3] = (uint8_t)(pf->fpbits[h >> 3] |
+		                               1u << (h & 7));
+	}
+	for (size_t b = 0; b < BANKS; b++)
+		for (size_t u = 0; u <= BUCKETS; u++)
+			pf->banks[b].start[u] = first[b * BUCKETS + u];
+	free(f->where);
+	free(f);
 	return 0;
 }
 
@@ -176,17 +397,33 @@ static struct ga_prefilter *alloc(size_t n)
 	if (!pf)
 		return NULL;
 	pf->lits = calloc(n, sizeof(*pf->lits));
-	pf->entries = calloc(n * STRIDE, sizeof(*pf->entries));
-	if (!pf->lits || !pf->entries) {
+	pf->ids = calloc(n, sizeof(*pf->ids));
+	pf->fps = calloc(n, sizeof(*pf->fps));
+	if (!pf->lits || !pf->ids || !pf->fps) {
 		ga_prefilter_destroy(pf);
 		return NULL;
 	}
 	return pf;
 }
 
-struct ga_prefilter *ga_prefilter_create(const char *const *lits,
-                                         const size_t *lens, size_t n)
+/* Typical byte frequencies, for a prefilter without a sample. */
+static void static_counts(struct counts *cnt)
 {
+	double sum = 0;
+
+	memset(cnt, 0, sizeof(*cnt));
+	for (unsigned x = 0; x < 256; x++)
+		sum += byte_weight((unsigned char)x);
+	for (unsigned x = 0; x < 256; x++)
+		cnt->freq[x | 0x20] += byte_weight((unsigned char)x) / sum;
+	cnt->len = 1;
+}
+
+struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
+                                               const size_t *lens,
+                                               const unsigned *flags, size_t n)
+{
+	struct counts none;
 	struct ga_prefilter *pf;
 
 	if (n == 0 || n > UINT32_MAX / 2) {
@@ -195,7 +432,9 @@ struct ga_prefilter *ga_prefilter_create(const char *const *lits,
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (lens[i] < GA_PREFILTER_MIN_LITERAL ||
-		    lens[i] > UINT32_MAX / 2) {
+		    lens[i] > UINT32_MAX / 2 ||
+		    (flags && (flags[i] & ~(GA_PREFILTER_WORD_START |
+		                            GA_PREFILTER_WORD_END)))) {
 			errno = EINVAL;
 			return NULL;
 		}
@@ -212,8 +451,11 @@ struct ga_prefilter *ga_prefilter_create(const char *const *lits,
 			pf->lits[i].text[k] = ga_fold(
 			        (unsigned char)lits[i][k]);
 		pf->lits[i].len = lens[i];
+		pf->lits[i].flags = flags ? flags[i] : 0;
 	}
-	build(pf, NULL);
+	static_counts(&none);
+	if (build(pf, &none) < 0)
+		goto nomem;
 	return pf;
 nomem:
 	ga_prefilter_destroy(pf);
@@ -221,41 +463,63 @@ nomem:
 	return NULL;
 }
 
+struct ga_prefilter *ga_prefilter_create(const char *const *lits,
+                                         const size_t *lens, size_t n)
+{
+	return ga_prefilter_create_flags(lits, lens, NULL, n);
+}
+
 struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
                                        const char *sample, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)sample;
 	struct ga_prefilter *t = alloc(pf->n_lits);
-	uint32_t *counts = calloc(1u << COUNT_BITS, sizeof(*counts));
+	struct counts cnt;
+	uint64_t hist[256] = {0};
 
-	if (!t || !counts)
+	memset(&cnt, 0, sizeof(cnt));
+	cnt.grams = calloc(1u << COUNT_BITS, sizeof(*cnt.grams));
+	cnt.pairs = calloc(1u << 16, sizeof(*cnt.pairs));
+	if (!t || !cnt.grams || !cnt.pairs)
 		goto nomem;
 	t->n_lits = pf->n_lits;
 	for (size_t i = 0; i < pf->n_lits; i++) {
 		t->lits[i].len = pf->lits[i].len;
+		t->lits[i].flags = pf->lits[i].flags;
 		t->lits[i].text = malloc(pf->lits[i].len);
 		if (!t->lits[i].text)
 			goto nomem;
 		memcpy(t->lits[i].text, pf->lits[i].text, pf->lits[i].len);
 	}
-	for (size_t i = 0; i + 3 <= len; i++) {
-		uint32_t *c = &counts[hash(trigram(s + i), COUNT_BITS)];
+	for (size_t i = 0; i + FP <= len; i++) {
+		uint32_t *c = &cnt.grams[hash(loadfp(s + i), COUNT_BITS)];
 
 		if (*c < UINT32_MAX)
 			(*c)++;
 	}
-	build(t, counts);
-	free(counts);
+	for (size_t i = 0; i < len; i++)
+		hist[s[i] | 0x20]++;
+	for (size_t i = 0; i + 1 < len; i++)
+		cnt.pairs[(unsigned)(s[i] | 0x20) << 8 | (s[i + 1] | 0x20)]++;
+	for (unsigned x = 0; x < 256; x++)
+		cnt.freq[x] = len ? (double)hist[x] / (double)len : 0;
+	cnt.len = (double)len;
+	if (build(t, &cnt) < 0)
+		goto nomem;
+	free(cnt.grams);
+	free(cnt.pairs);
 	return t;
 nomem:
-	free(counts);
+	free(cnt.grams);
+	free(cnt.pairs);
 	ga_prefilter_destroy(t);
 	errno = ENOMEM;
 	return NULL;
 }
 
-/* Hits found but not reported yet: the scan meets literals in the order
- * of their anchors, callers want them in the order of their starts. */
+/* Hits found but not reported yet: the search meets literals in the
+ * order of their fingerprints, callers want them in the order of their
+ * starts. */
 struct pending {
 	struct {
 		size_t start, lit;
@@ -299,15 +563,6 @@ struct scan {
 	int stop;
 };
 
-static inline int folded_equal(const unsigned char *text,
-                               const unsigned char *lit, size_t len)
-{
-	for (size_t k = 0; k < len; k++)
-		if (ga_fold(text[k]) != lit[k])
-			return 0;
-	return 1;
-}
-
 /* Report the pending hits that start before LIMIT. */
 static void flush(struct scan *sc, size_t limit)
 {
@@ -333,39 +588,171 @@ static void flush(struct scan *sc, size_t limit)
 	sc->pend.n -= done;
 }
 
-/* Verify the literals whose anchor hash matches the text at offset I. */
-static void verify(struct scan *sc, size_t i)
+/* PCRE2's \w in byte mode without UCP. */
+static inline int is_word(unsigned char c)
+{
+	unsigned char f = (unsigned char)(c | 0x20);
+
+	return (f >= 'a' && f <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Literal I at START: verify it and queue the hit. */
+static void accept(struct scan *sc, uint32_t i, size_t start)
+{
+	const struct literal *l = &sc->pf->lits[i];
+	const unsigned char *t = sc->s + start;
+
+	if (start < sc->floor || l->len > sc->len - start)
+		return;
+	for (size_t k = 0; k < l->len; k++)
+		if (ga_fold(t[k]) != l->text[k])
+			return;
+	if ((l->flags & GA_PREFILTER_WORD_START) && start > 0 && is_word(t[-1]))
+		return;
+	if ((l->flags & GA_PREFILTER_WORD_END) && start + l->len < sc->len &&
+	    is_word(t[l->len]))
+		return;
+	if (pending_add(&sc->pend, start, i) < 0) {
+		/* Out of memory: report what we have, in order. */
+		flush(sc, SIZE_MAX);
+		if (pending_add(&sc->pend, start, i) < 0)
+			sc->stop = 1;
+	}
+}
+
+/* Whether some literal has the fingerprint at P (or one of the same
+ * hash). */
+static inline int fingerprint_known(const struct ga_prefilter *pf,
+                                    const unsigned char *p)
+{
+	uint32_t h = hash(loadfp(p), FP_BITS);
+
+	return pf->fpbits[h >> 3] >> (h & 7) & 1;
+}
+
+/* The literals of bank BANK's buckets in BUCKETS whose fingerprint may
+ * be at text offset P. */
+static void verify(struct scan *sc, size_t p, size_t bank, unsigned buckets)
 {
 	const struct ga_prefilter *pf = sc->pf;
-	uint32_t b = hash(trigram(sc->s + i), FILTER_BITS) >>
-	             (FILTER_BITS - BUCKET_BITS);
+	const uint32_t *start = pf->banks[bank].start;
+	uint32_t g = loadfp(sc->s + p);
 
-	for (uint32_t e = pf->start[b]; e < pf->start[b + 1]; e++) {
-		const struct literal *l = &pf->lits[pf->entries[e].lit];
-		size_t anchor = pf->entries[e].anchor, start;
+	while (buckets) {
+		unsigned b = (unsigned)__builtin_ctz(buckets);
 
-		if (i < anchor)
-			continue;
-		start = i - anchor;
-		if (start < sc->floor || l->len > sc->len - start ||
-		    !folded_equal(sc->s + start, l->text, l->len))
-			continue;
-		if (pending_add(&sc->pend, start, pf->entries[e].lit) < 0) {
-			/* Out of memory: report what we have, in order. */
-			flush(sc, SIZE_MAX);
-			if (pending_add(&sc->pend, start, pf->entries[e].lit) <
-			    0)
-				sc->stop = 1;
+		buckets &= buckets - 1;
+		for (uint32_t e = start[b]; e < start[b + 1]; e++) {
+			uint32_t i;
+			size_t k;
+
+			/* the fingerprint first: the nibble tables also let
+			 * through what no literal of the bucket has */
+			if (pf->fps[e] != g)
+				continue;
+			i = pf->ids[e];
+			k = pf->lits[i].anchor;
+			if (p >= k)
+				accept(sc, i, p - k);
 		}
 	}
 }
 
-static inline unsigned probe(const uint8_t *table, const unsigned char *p)
+#ifdef HAVE_AVX2_PATH
+/* Positions P.. before TO, 32 at a time while 32 + FP - 1 bytes can be
+ * read; returns where it stopped. */
+__attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
+                                                        size_t p, size_t to)
 {
-	uint32_t x;
+	const struct ga_prefilter *pf = sc->pf;
+	const __m256i low = _mm256_set1_epi8(0x0f),
+	              fold = _mm256_set1_epi8(0x20);
+	__m256i m[BANKS][FP][2];
 
-	memcpy(&x, p, sizeof(x)); /* one unaligned load; byte 3 ignored */
-	return table[hash((x & 0xffffffu) | 0x202020u, FILTER_BITS)];
+	for (int b = 0; b < BANKS; b++)
+		for (int j = 0; j < FP; j++)
+			for (int h = 0; h < 2; h++)
+				m[b][j][h] = _mm256_broadcastsi128_si256(
+				        _mm_loadu_si128(
+				                (const __m128i *)pf->banks[b]
+				                        .nib[j][h]));
+	while (p < to && p + 32 + FP - 1 <= sc->len && !sc->stop) {
+		__m256i r[BANKS], any;
+		uint32_t mask;
+
+		for (int b = 0; b < BANKS; b++)
+			r[b] = _mm256_set1_epi8(-1);
+		for (int j = 0; j < FP; j++) {
+			__m256i x = _mm256_or_si256(
+			        _mm256_loadu_si256(
+			                (const __m256i *)(sc->s + p +
+			                                  (size_t)j)),
+			        fold);
+			__m256i lo = _mm256_and_si256(x, low);
+			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4),
+			                              low);
+
+			for (int b = 0; b < BANKS; b++)
+				r[b] = _mm256_and_si256(
+				        r[b], _mm256_and_si256(
+				                      _mm256_shuffle_epi8(
+				                              m[b][j][0], lo),
+				                      _mm256_shuffle_epi8(
+				                              m[b][j][1], hi)));
+		}
+		any = r[0];
+		for (int b = 1; b < BANKS; b++)
+			any = _mm256_or_si256(any, r[b]);
+		mask = ~(uint32_t)_mm256_movemask_epi8(
+		        _mm256_cmpeq_epi8(any, _mm256_setzero_si256()));
+		if (to - p < 32)
+			mask &= (1u << (to - p)) - 1;
+		if (mask) {
+			uint8_t v[BANKS][32];
+
+			for (int b = 0; b < BANKS; b++)
+				_mm256_storeu_si256((__m256i *)v[b], r[b]);
+			while (mask) {
+				unsigned j = (unsigned)__builtin_ctz(mask);
+
+				mask &= mask - 1;
+				if (!fingerprint_known(pf, sc->s + p + j))
+					continue;
+				for (size_t b = 0; b < BANKS; b++)
+					if (v[b][j])
+						verify(sc, p + j, b, v[b][j]);
+			}
+		}
+		p += 32;
+	}
+	return p < to ? p : to;
+}
+#endif
+
+/* Positions P.. before TO. */
+static void scan_range(struct scan *sc, size_t p, size_t to)
+{
+	const struct ga_prefilter *pf = sc->pf;
+	const unsigned char *s = sc->s;
+
+#ifdef HAVE_AVX2_PATH
+	if (pf->simd)
+		p = scan_avx2(sc, p, to);
+#endif
+	for (; p < to && p + FP <= sc->len && !sc->stop; p++) {
+		if (!fingerprint_known(pf, s + p))
+			continue;
+		for (size_t b = 0; b < BANKS; b++) {
+			const struct bank *bk = &pf->banks[b];
+			unsigned r = bk->table[0][s[p] | 0x20];
+
+			for (int j = 1; j < FP; j++)
+				r &= bk->table[j][s[p + (size_t)j] | 0x20];
+
+			if (r)
+				verify(sc, p, b, r);
+		}
+	}
 }
 
 void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
@@ -375,42 +762,20 @@ void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
 	                  len, on_hit,
 	                  ctx, {NULL, 0, 0},
 	                  0,   0};
-	const uint8_t *table = pf->table;
-	size_t i = 0; /* always even */
+	size_t p = 0; /* the next fingerprint position */
 
 	if (len < GA_PREFILTER_MIN_LITERAL)
 		return;
-	while (!sc.stop) {
-		if (sc.floor > i)
-			i = sc.floor & ~(size_t)(STRIDE - 1);
-		if (i + 3 > len)
-			break;
-		/* a block probes BLOCK positions, reading 4 bytes at each */
-		if (i + STRIDE * (BLOCK - 1) + 4 <= len) {
-			const unsigned char *p = sc.s + i;
-			unsigned mask = 0;
+	while (!sc.stop && p + FP <= len) {
+		size_t end = len - p > CHUNK ? p + CHUNK : len;
 
-			/* Unrolled: the probes are independent, so the CPU
-			 * overlaps their loads. */
-#pragma GCC unroll 16
-			for (unsigned j = 0; j < BLOCK; j++)
-				mask |= probe(table, p + STRIDE * j) << j;
-			while (mask && !sc.stop) {
-				verify(&sc,
-				       i + STRIDE * (unsigned)__builtin_ctz(
-				                            mask));
-				mask &= mask - 1;
-			}
-			i += STRIDE * BLOCK;
-		} else {
-			if (table[hash(trigram(sc.s + i), FILTER_BITS)])
-				verify(&sc, i);
-			i += STRIDE;
-		}
-		/* Hits starting before i - max_anchor can no longer be
-		 * preceded by one found later. */
-		if (sc.pend.n && i > pf->max_anchor)
-			flush(&sc, i - pf->max_anchor);
+		scan_range(&sc, p, end);
+		p = end;
+		/* Every hit starting before p - back has been found. */
+		if (sc.pend.n && p > pf->back)
+			flush(&sc, p - pf->back);
+		if (sc.floor > p)
+			p = sc.floor;
 	}
 	flush(&sc, SIZE_MAX);
 	free(sc.pend.v);

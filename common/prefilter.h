@@ -2,13 +2,14 @@
  * set of literal strings occurs in a buffer.
  *
  * The classifier runs it over whole regions of a log so that PCRE2 only
- * ever sees the few lines that can match a rule.  Every literal has an
- * "anchor", the three bytes of it rarest in the text; the scan tests each
- * position against a bitmap of anchor hashes and verifies the literals
- * only where an anchor may start.  Which trigrams are rare depends on the
- * log ("val" is everywhere in one, absent in another), so a classifier
- * re-chooses the anchors from the first part of its input
- * (ga_prefilter_tune).
+ * ever sees the few lines that can match a rule.  Every literal has a
+ * three-byte "fingerprint" and one of 16 buckets; each text position is
+ * tested against all buckets at once (AVX2 shuffles, 32 positions at a
+ * time, or byte tables without AVX2), and only the literals of a bucket
+ * that accepts the position are compared.  Which fingerprints are rare
+ * depends on the log ("INFO" is on every line of one, absent from
+ * another), so a classifier re-chooses them from the first part of its
+ * input (ga_prefilter_tune).
  */
 #ifndef GPUALERT_COMMON_PREFILTER_H
 #define GPUALERT_COMMON_PREFILTER_H
@@ -19,11 +20,25 @@
  * every window a candidate. */
 #define GA_PREFILTER_MIN_LITERAL 4
 
+/* Flags of a literal: an occurrence counts only where the byte before it
+ * (WORD_START) or after it (WORD_END) is not a word character
+ * ([A-Za-z0-9_]), or where the buffer starts or ends there: PCRE2's \b
+ * next to a literal's first or last byte when that byte is a word
+ * character. */
+#define GA_PREFILTER_WORD_START 1u
+#define GA_PREFILTER_WORD_END 2u
+
 struct ga_prefilter;
 
 /* Build a prefilter over N literals (LITS[i] of LENS[i] bytes, each at
- * least GA_PREFILTER_MIN_LITERAL long).  The strings are copied.  Returns
- * NULL with errno = EINVAL (a literal too short, or N == 0) or ENOMEM. */
+ * least GA_PREFILTER_MIN_LITERAL long) with FLAGS[i] (FLAGS may be NULL:
+ * no flags).  The strings are copied.  Returns NULL with errno = EINVAL
+ * (a literal too short, an unknown flag, or N == 0) or ENOMEM. */
+struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
+                                               const size_t *lens,
+                                               const unsigned *flags, size_t n);
+
+/* ga_prefilter_create_flags without flags. */
 struct ga_prefilter *ga_prefilter_create(const char *const *lits,
                                          const size_t *lens, size_t n);
 void ga_prefilter_destroy(struct ga_prefilter *pf);
@@ -35,9 +50,10 @@ void ga_prefilter_destroy(struct ga_prefilter *pf);
  * >= the buffer length to stop. */
 typedef size_t (*ga_prefilter_hit_fn)(void *ctx, size_t pos, size_t lit);
 
-/* A copy of PF whose anchors are the trigrams of each literal that are
- * rarest in SAMPLE (LEN bytes of the text to come).  Finds exactly what
- * PF finds, faster when the sample is representative.  NULL on ENOMEM. */
+/* A copy of PF whose fingerprints and buckets are chosen for SAMPLE (LEN
+ * bytes of the text to come).  Finds exactly what PF finds, faster when
+ * the sample is representative.  Costs about 15 ms for 230 literals.
+ * NULL on ENOMEM. */
 struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
                                        const char *sample, size_t len);
 
@@ -45,6 +61,11 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
  * start offset.  Literals never match across LEN. */
 void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
                        size_t len, ga_prefilter_hit_fn on_hit, void *ctx);
+
+/* ON: prefilters created or tuned from now on use only the portable
+ * scan, not the CPU's vector instructions (for tests comparing the two).
+ * Not thread-safe. */
+void ga_prefilter_force_portable(int on);
 
 /* ASCII lower-casing, the folding the prefilter uses. */
 static inline unsigned char ga_fold(unsigned char c)

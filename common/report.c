@@ -70,6 +70,16 @@ void ga_report_finish(struct ga_report *r)
 	for (size_t i = 0; i < r->n_tasks; i++)
 		task_finish(&r->tasks[i]);
 	free(r->tasks);
+	free(r->partition);
+	free(r->gpus);
+	for (size_t i = 0; i < r->n_kernel; i++) {
+		free(r->kernel[i].text);
+		free(r->kernel[i].bus_id);
+		free(r->kernel[i].match);
+		free(r->kernel[i].kind);
+		free(r->kernel[i].action);
+	}
+	free(r->kernel);
 	ga_report_init(r);
 }
 
@@ -86,6 +96,21 @@ struct ga_task_report *ga_report_add_task(struct ga_report *r)
 	memset(&tmp[r->n_tasks], 0, sizeof(tmp[0]));
 	ga_verdict_init(&tmp[r->n_tasks].verdict);
 	return &tmp[r->n_tasks++];
+}
+
+struct ga_report_kernel *ga_report_add_kernel(struct ga_report *r)
+{
+	struct ga_report_kernel *tmp;
+
+	if (r->n_kernel >= GA_REPORT_MAX_KERNEL)
+		return NULL;
+	tmp = realloc(r->kernel, (r->n_kernel + 1) * sizeof(*tmp));
+	if (!tmp)
+		return NULL;
+	r->kernel = tmp;
+	memset(&tmp[r->n_kernel], 0, sizeof(tmp[0]));
+	tmp[r->n_kernel].pid = -1;
+	return &tmp[r->n_kernel++];
 }
 
 int ga_report_set(char **field, const char *value)
@@ -121,32 +146,61 @@ static bool task_failed(const struct ga_task_report *t)
 	return t->verdict.cls != GA_CLASS_SUCCESS;
 }
 
+static int64_t end_ns(const struct ga_task_report *t)
+{
+	if (t->end_time_ns > 0)
+		return t->end_time_ns;
+	if (t->end_time > 0 && t->end_time < INT64_MAX / 1000000000LL)
+		return t->end_time * 1000000000LL;
+	return 0;
+}
+
+/* A verdict that reports another task's failure rather than a cause of
+ * its own: a collective that failed because a peer went away, a step
+ * cancel that the scheduler did not report as this job's state (srun
+ * kills the step when one task fails), or nothing recognisable. */
+static bool is_echo(const struct ga_task_report *t)
+{
+	if (t->verdict.cls == GA_CLASS_NCCL ||
+	    t->verdict.cls == GA_CLASS_UNKNOWN)
+		return true;
+	return t->verdict.cls == GA_CLASS_CANCELLED &&
+	       t->verdict.status.state == GA_STATE_NONE;
+}
+
+bool ga_report_task_precedes(const struct ga_task_report *a,
+                             const struct ga_task_report *b)
+{
+	int64_t ea = end_ns(a), eb = end_ns(b);
+	bool near;
+
+	if (ea && eb)
+		near = (ea > eb ? ea - eb : eb - ea) < GA_REPORT_NEAR_TIE_NS;
+	else
+		near = !ea && !eb;
+	if (near && is_echo(a) != is_echo(b))
+		return !is_echo(a);
+	/* Earliest end first: its crash is what the others echo. */
+	if (ea != eb) {
+		if (!ea || !eb)
+			return ea != 0;
+		return ea < eb;
+	}
+	if (a->verdict.priority != b->verdict.priority)
+		return a->verdict.priority > b->verdict.priority;
+	return a->task_id < b->task_id;
+}
+
 void ga_report_choose_root(struct ga_report *r)
 {
 	long best = -1;
 
 	for (size_t i = 0; i < r->n_tasks; i++) {
-		const struct ga_task_report *t = &r->tasks[i], *b;
+		const struct ga_task_report *t = &r->tasks[i];
 
 		if (!task_failed(t))
 			continue;
-		if (best < 0) {
-			best = (long)i;
-			continue;
-		}
-		b = &r->tasks[best];
-		/* Earliest end first: its crash is what the others echo.  An
-		 * unknown end time (0) sorts last. */
-		if (t->end_time &&
-		    (!b->end_time || t->end_time < b->end_time)) {
-			best = (long)i;
-			continue;
-		}
-		if (t->end_time != b->end_time)
-			continue;
-		if (t->verdict.priority > b->verdict.priority ||
-		    (t->verdict.priority == b->verdict.priority &&
-		     t->task_id < b->task_id))
+		if (best < 0 || ga_report_task_precedes(t, &r->tasks[best]))
 			best = (long)i;
 	}
 	r->root_task = best;
@@ -173,6 +227,41 @@ static void key_int(struct ga_buf *out, int *first, const char *key,
 {
 	ga_json_key(out, first, key);
 	ga_buf_printf(out, "%lld", value);
+}
+
+/* Kernel evidence: optional keys, written only when present. */
+static void write_kernel_json(const struct ga_report *r, struct ga_buf *out,
+                              int *first)
+{
+	if (r->partition)
+		key_str(out, first, "partition", r->partition);
+	if (r->gpus)
+		key_str(out, first, "gpus", r->gpus);
+	if (!r->n_kernel)
+		return;
+	ga_json_key(out, first, "kernel");
+	ga_buf_putc(out, '[');
+	for (size_t i = 0; i < r->n_kernel; i++) {
+		const struct ga_report_kernel *k = &r->kernel[i];
+		int kf = 1;
+
+		if (i)
+			ga_buf_putc(out, ',');
+		ga_buf_putc(out, '{');
+		key_str(out, &kf, "source", "kernel_log");
+		key_int(out, &kf, "time", (long long)k->time);
+		key_str(out, &kf, "text", k->text);
+		key_int(out, &kf, "xid", k->xid);
+		ga_json_key(out, &kf, "sxid");
+		ga_buf_puts(out, k->sxid ? "true" : "false");
+		key_int(out, &kf, "pid", k->pid);
+		key_str(out, &kf, "bus_id", k->bus_id);
+		key_str(out, &kf, "match", k->match);
+		key_str(out, &kf, "kind", k->kind);
+		key_str(out, &kf, "action", k->action);
+		ga_buf_putc(out, '}');
+	}
+	ga_buf_putc(out, ']');
 }
 
 static void write_record(struct ga_buf *out, int *first,
@@ -272,6 +361,9 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 		key_str(out, &tf, "log_path", t->log_path);
 		key_int(out, &tf, "start_time", (long long)t->start_time);
 		key_int(out, &tf, "end_time", (long long)t->end_time);
+		if (t->end_time_ns > 0)
+			key_int(out, &tf, "end_time_ns",
+			        (long long)t->end_time_ns);
 		if (t->capture_error)
 			key_str(out, &tf, "capture_error", t->capture_error);
 		if (t->record.present)
@@ -289,7 +381,9 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 		}
 		ga_buf_putc(out, '}');
 	}
-	ga_buf_puts(out, "]}");
+	ga_buf_putc(out, ']');
+	write_kernel_json(r, out, &first);
+	ga_buf_putc(out, '}');
 }
 
 /* ---- parsing ---------------------------------------------------------- */
@@ -422,6 +516,8 @@ static int parse_task(const struct ga_json *o, struct ga_task_report *t)
 		t->start_time = n;
 	if (ga_json_get_int(o, "end_time", &n))
 		t->end_time = n;
+	if (ga_json_get_int(o, "end_time_ns", &n) && n > 0)
+		t->end_time_ns = n;
 	if (copy_str(o, "node", &t->node, false) < 0 ||
 	    copy_str(o, "log_path", &t->log_path, false) < 0 ||
 	    copy_str(o, "capture_error", &t->capture_error, false) < 0)
@@ -431,6 +527,45 @@ static int parse_task(const struct ga_json *o, struct ga_task_report *t)
 			return -ENOMEM;
 	parse_record(ga_json_get(o, "record"), &t->record);
 	return parse_verdict(verdict, &t->verdict);
+}
+
+static int parse_kernel(const struct ga_json *root, struct ga_report *r)
+{
+	const struct ga_json *arr = ga_json_get(root, "kernel");
+
+	if (copy_str(root, "partition", &r->partition, false) < 0 ||
+	    copy_str(root, "gpus", &r->gpus, false) < 0)
+		return -EINVAL;
+	if (!arr)
+		return 0;
+	if (arr->type != GA_JSON_ARRAY)
+		return -EINVAL;
+	for (size_t i = 0; i < arr->n && i < GA_REPORT_MAX_KERNEL; i++) {
+		const struct ga_json *o = &arr->items[i];
+		const struct ga_json *sx = ga_json_get(o, "sxid");
+		struct ga_report_kernel *k;
+		int64_t n;
+
+		if (o->type != GA_JSON_OBJECT)
+			return -EINVAL;
+		k = ga_report_add_kernel(r);
+		if (!k)
+			return -ENOMEM;
+		if (copy_str(o, "text", &k->text, true) < 0 ||
+		    copy_str(o, "bus_id", &k->bus_id, false) < 0 ||
+		    copy_str(o, "match", &k->match, false) < 0 ||
+		    copy_str(o, "kind", &k->kind, false) < 0 ||
+		    copy_str(o, "action", &k->action, false) < 0)
+			return -EINVAL;
+		if (ga_json_get_int(o, "time", &n))
+			k->time = n;
+		if (ga_json_get_int(o, "xid", &n) && n >= 0 && n < 1000000)
+			k->xid = (unsigned)n;
+		if (ga_json_get_int(o, "pid", &n) && n > 0 && n < 4194305)
+			k->pid = (long)n;
+		k->sxid = sx && sx->type == GA_JSON_BOOL && sx->boolean;
+	}
+	return 0;
 }
 
 int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
@@ -540,6 +675,11 @@ int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
 				*err = "malformed task entry";
 			goto out;
 		}
+	}
+	if (parse_kernel(root, r) < 0) {
+		if (err)
+			*err = "malformed kernel evidence";
+		goto out;
 	}
 	r->root_task = -1;
 	if (ga_json_get_int(root, "root_task", &n) && n >= 0 &&

@@ -11,6 +11,9 @@
  *   class, rule, hint (the root cause: the root task's verdict, or the
  *   step's when no task failed),
  *   tasks: [ { task_id, node, log_path, start_time, end_time,
+ *              end_time_ns? (unix nanoseconds, CLOCK_REALTIME at the
+ *              task's exit; absent when unknown; readers without it use
+ *              end_time),
  *              capture_error?, verdict: <classify --json object>,
  *              tail? (root task and the first failing tasks only) } ]
  *
@@ -25,6 +28,14 @@
  *   notify ("always" | "fail": send nothing when the job succeeded),
  *   webhook_url, webhook_format ("slack" | "teams" | "ntfy": a personal
  *   destination, already checked against [webhook] allowed_hosts).
+ *
+ *   Kernel evidence (optional keys, absent when empty; readers of an
+ *   older gpualert ignore them):
+ *   partition?, gpus? (the step's GPU bus ids), kernel?: [ { source
+ *   ("kernel_log": the node's kernel log), time (microseconds since boot),
+ *   text, xid, sxid (bool), pid (-1 unknown), bus_id, match ("pid",
+ *   "device" or "fabric"), kind ("hardware", "application" or "other"),
+ *   action (suggested admin action) } ]
  */
 #ifndef GPUALERT_COMMON_REPORT_H
 #define GPUALERT_COMMON_REPORT_H
@@ -60,9 +71,25 @@ struct ga_task_report {
 	char *log_path; /* the record's path (output file or log); or NULL */
 	struct ga_task_record record;
 	int64_t start_time, end_time;
+	int64_t end_time_ns;       /* 0 = unknown: end_time (seconds) decides */
 	char *capture_error;       /* why capture degraded; NULL if OK */
 	struct ga_verdict verdict; /* includes the exit status */
 };
+
+/* A line of the node's kernel log attributed to the step. */
+struct ga_report_kernel {
+	int64_t time; /* kernel log clock, microseconds since boot */
+	char *text;
+	unsigned xid;
+	bool sxid;
+	long pid; /* -1: not named */
+	char *bus_id;
+	char *match;  /* "pid", "device", "fabric" */
+	char *kind;   /* "hardware", "application", "other" */
+	char *action; /* suggested admin action; NULL if none */
+};
+
+#define GA_REPORT_MAX_KERNEL 16
 
 struct ga_report {
 	int schema;
@@ -98,7 +125,17 @@ struct ga_report {
 	char *notify; /* "always" (NULL reads so) or "fail" */
 	char *webhook_url;
 	char *webhook_format;
+
+	/* Kernel evidence (ga_report_apply_kernel, kernlog.h). */
+	char *partition;
+	char *gpus; /* comma-separated bus ids; NULL: none or unknown */
+	struct ga_report_kernel *kernel;
+	size_t n_kernel;
 };
+
+/* Append a zeroed kernel line (pid -1) and return it, or NULL on ENOMEM
+ * or past GA_REPORT_MAX_KERNEL. */
+struct ga_report_kernel *ga_report_add_kernel(struct ga_report *r);
 
 /* Caller storage; every string field is heap-owned by the report. */
 void ga_report_init(struct ga_report *r);
@@ -115,9 +152,26 @@ int ga_report_set(char **field, const char *value);
 /* Add a recipient (copied).  Returns 0, -ENOMEM or -E2BIG. */
 int ga_report_add_recipient(struct ga_report *r, const char *addr);
 
-/* Choose the root cause: the failing task that ended first (the one whose
- * crash the others echo), ties broken by class priority then rank.  Sets
- * r->root_task (-1 when no task failed). */
+/* Two task ends less than this apart are a near-tie: cross-node clock
+ * skew under NTP is a few milliseconds, and a rank that raised can take
+ * seconds to exit (interpreter, CUDA and communicator teardown) while
+ * its peers already fail on the closed connection. */
+#define GA_REPORT_NEAR_TIE_NS (5 * 1000000000LL)
+
+/* Whether failing task A is a better root cause than failing task B.
+ * Ends are compared in nanoseconds (end_time_ns, else end_time); an
+ * unknown end sorts last.  On a near-tie (GA_REPORT_NEAR_TIE_NS, or both
+ * unknown) an echo (a communication failure, a cancel the scheduler did
+ * not report for this job, no recognisable cause) never outranks a task
+ * with a cause of its own; otherwise the earlier end wins.  Exact ties:
+ * class priority, then the lower rank.  Used within a step and across
+ * the reports of one job. */
+bool ga_report_task_precedes(const struct ga_task_report *a,
+                             const struct ga_task_report *b);
+
+/* Choose the root cause: the failing task that ga_report_task_precedes
+ * puts first (the one whose crash the others echo).  Sets r->root_task
+ * (-1 when no task failed). */
 void ga_report_choose_root(struct ga_report *r);
 
 /* The report's overall class: the root task's, else success. */

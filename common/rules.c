@@ -20,6 +20,41 @@
 #define RULES_MAX 4096
 #define PATTERNS_MAX 64 /* match or exclude lines per rule */
 #define LITERALS_MAX 64
+
+static bool word_byte(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_';
+}
+
+/* A literal as a rule writes it: "\b" at its start or end asks for a
+ * word boundary there (PCRE2's \b, which needs a letter, digit or '_'
+ * on the literal's side).  Sets *BODY (allocated) to the text without
+ * them and *FLAGS to GA_PREFILTER_WORD_*.  Returns 0, -EINVAL when a
+ * "\b" is next to another character, or -ENOMEM (*BODY NULL then). */
+static int literal_body(const char *v, char **body, unsigned *flags)
+{
+	size_t n = strlen(v), s = 0;
+
+	*body = NULL;
+	*flags = 0;
+	if (n >= 3 && v[0] == '\\' && v[1] == 'b') {
+		if (!word_byte(v[2]))
+			return -EINVAL;
+		s = 2;
+		*flags |= GA_PREFILTER_WORD_START;
+	}
+	if (n >= s + 3 && v[n - 2] == '\\' && v[n - 1] == 'b' &&
+	    v[n - 3] != '\\') {
+		if (!word_byte(v[n - 3]))
+			return -EINVAL;
+		n -= 2;
+		*flags |= GA_PREFILTER_WORD_END;
+	}
+	*body = strndup(v + s, n - s);
+	return *body ? 0 : -ENOMEM;
+}
+
 #define MATCH_LIMIT 100000 /* PCRE2 backtracking bound per line */
 #define DEPTH_LIMIT 1000
 
@@ -479,20 +514,36 @@ static void parse_key(struct parser *p, unsigned line, char *key, char *value)
 			add_pattern(p, line, &r->exclude, &r->n_exclude, value);
 	} else if (!strcmp(key, "literal")) {
 		size_t vlen = strlen(value);
-		char **tmp;
+		char **tmp, *body;
+		unsigned lflags;
+		int rc;
 
 		/* "..." keeps leading/trailing blanks (" nan"). */
 		if (vlen >= 2 && value[0] == '"' && value[vlen - 1] == '"') {
 			value[vlen - 1] = '\0';
 			value++;
 		}
-		if (strlen(value) < GA_PREFILTER_MIN_LITERAL) {
+		rc = literal_body(value, &body, &lflags);
+		if (rc == -EINVAL) {
+			perr(p, line,
+			     "rule '%s': literal '%s': \\b must be next to a "
+			     "letter, digit or '_'",
+			     r->id, value);
+			return;
+		}
+		if (rc < 0) {
+			perr(p, line, "out of memory");
+			return;
+		}
+		if (strlen(body) < GA_PREFILTER_MIN_LITERAL) {
 			perr(p, line,
 			     "rule '%s': literal '%s' is shorter than "
 			     "%d bytes",
 			     r->id, value, GA_PREFILTER_MIN_LITERAL);
+			free(body);
 			return;
 		}
+		free(body);
 		if (r->n_literal >= LITERALS_MAX) {
 			perr(p, line, "rule '%s': too many literals", r->id);
 			return;
@@ -1046,15 +1097,20 @@ static int cmp_priority(const void *a, const void *b)
 struct lit_list {
 	char **text;
 	size_t *len;
+	unsigned *flags;
 	uint32_t *owner;
 	size_t n;
 	bool failed;
 };
 
-static void lit_add(struct lit_list *l, const char *text, uint32_t owner)
+/* TEXT as written in a rule when WRITTEN (see literal_body), else as
+ * extracted from a pattern. */
+static void lit_add(struct lit_list *l, const char *text, bool written,
+                    uint32_t owner)
 {
 	char **t = realloc(l->text, (l->n + 1) * sizeof(*t));
 	size_t *n;
+	unsigned *f;
 	uint32_t *o;
 
 	if (t)
@@ -1062,14 +1118,27 @@ static void lit_add(struct lit_list *l, const char *text, uint32_t owner)
 	n = realloc(l->len, (l->n + 1) * sizeof(*n));
 	if (n)
 		l->len = n;
+	f = realloc(l->flags, (l->n + 1) * sizeof(*f));
+	if (f)
+		l->flags = f;
 	o = realloc(l->owner, (l->n + 1) * sizeof(*o));
 	if (o)
 		l->owner = o;
-	if (!t || !n || !o || !(l->text[l->n] = strdup(text))) {
+	if (!t || !n || !f || !o) {
 		l->failed = true;
 		return;
 	}
-	l->len[l->n] = strlen(text);
+	if (!written) {
+		l->text[l->n] = strdup(text);
+		l->flags[l->n] = 0;
+	} else if (literal_body(text, &l->text[l->n], &l->flags[l->n]) < 0) {
+		l->text[l->n] = NULL;
+	}
+	if (!l->text[l->n]) {
+		l->failed = true;
+		return;
+	}
+	l->len[l->n] = strlen(l->text[l->n]);
 	l->owner[l->n] = owner;
 	l->n++;
 }
@@ -1080,6 +1149,7 @@ static void lit_finish(struct lit_list *l)
 		free(l->text[i]);
 	free(l->text);
 	free(l->len);
+	free(l->flags);
 	free(l->owner);
 }
 
@@ -1101,7 +1171,7 @@ static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 		if (r->n_match == 0)
 			continue;
 		for (size_t k = 0; k < r->n_literal; k++)
-			lit_add(&l, r->literal[k], (uint32_t)i);
+			lit_add(&l, r->literal[k], true, (uint32_t)i);
 		if (r->n_literal)
 			continue;
 		for (size_t k = 0; k < r->n_match && complete; k++) {
@@ -1112,7 +1182,7 @@ static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 			if (nf == 0)
 				complete = false;
 			for (size_t j = 0; j < nf; j++) {
-				lit_add(&l, found[j], (uint32_t)i);
+				lit_add(&l, found[j], false, (uint32_t)i);
 				free(found[j]);
 			}
 		}
@@ -1132,8 +1202,8 @@ static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 		goto out;
 	rs->n_literals = l.n;
 	if (l.n) {
-		rs->prefilter = ga_prefilter_create((const char *const *)l.text,
-		                                    l.len, l.n);
+		rs->prefilter = ga_prefilter_create_flags(
+		        (const char *const *)l.text, l.len, l.flags, l.n);
 		if (!rs->prefilter)
 			goto out;
 	}

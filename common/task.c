@@ -231,6 +231,9 @@ void ga_task_conclude(const struct ga_config *cfg, struct ga_collector *coll,
 		tr->task_id = ends[i].task_id;
 		tr->start_time = (int64_t)ends[i].start;
 		tr->end_time = (int64_t)ends[i].end;
+		/* Sub-second: across tasks and nodes, which one ended first
+		 * decides the root cause. */
+		tr->end_time_ns = (int64_t)(ends[i].end * 1e9);
 		ga_report_set(&tr->node, ends[i].node);
 		fill_record(tr, tc, rc == 0 ? &stats : NULL);
 		if (rc == 0 && c) {

@@ -3,8 +3,9 @@
  *
  * A manifest is a TSV file with a header line naming its columns; the
  * columns `file` (relative to the manifest's directory), `class` (a class
- * id of the taxonomy) and `exit_code` (an integer; -N: killed by signal N)
- * are required, any others are ignored.  Every log is classified by three
+ * id of the taxonomy) and `exit_code` (an integer; -N: killed by signal N;
+ * empty: not known, as for logs pasted into public threads) are required,
+ * any others are ignored.  Every log is classified by three
  * systems in the same run:
  *
  *   gpualert   the ordered rules (ga_classify_fd) with the manifest's status
@@ -132,12 +133,16 @@ enum ga_eval_system {
 /* "gpualert", "keywords", "exit-code"; "?" when out of range. */
 const char *ga_eval_system_name(enum ga_eval_system sys);
 
+/* An empty exit_code field: the status is not known. */
+#define GA_EVAL_EXIT_UNKNOWN (-1000)
+
 struct ga_eval_item {
 	char *file;     /* as written in the manifest */
 	char *manifest; /* the manifest's path */
 	unsigned line;  /* its line in the manifest */
 	enum ga_class gold;
-	int exit_code; /* manifest convention: -N = signal N */
+	int exit_code; /* manifest convention: -N = signal N;
+	                * GA_EVAL_EXIT_UNKNOWN: not known */
 	enum ga_class pred[GA_EVAL_SYSTEMS];
 	/* gpualert's deciding rule and first evidence line (NULL if none);
 	 * for success/unknown, the first other class's evidence if any. */

@@ -199,7 +199,10 @@ static int classify_row(struct ga_eval *ev, struct ga_eval_item *it,
 		              strerror(errno));
 		return -errno;
 	}
-	ga_status_from_int(&st, it->exit_code);
+	if (it->exit_code == GA_EVAL_EXIT_UNKNOWN)
+		ga_status_init(&st);
+	else
+		ga_status_from_int(&st, it->exit_code);
 	ga_verdict_init(&v);
 	rc = ga_classify_fd(ev->rs, fd, &st, &v);
 	if (rc == 0) {
@@ -246,8 +249,10 @@ static int parse_row(char *line, const int col[3], int ncols,
 	}
 	errno = 0;
 	code = strtol(fields[col[2]], &end, 10);
-	if (errno || end == fields[col[2]] || *end || code < -64 ||
-	    code > 255) {
+	if (!*fields[col[2]]) {
+		code = GA_EVAL_EXIT_UNKNOWN;
+	} else if (errno || end == fields[col[2]] || *end || code < -64 ||
+	           code > 255) {
 		ga_diag_error(
 		        diag, manifest, lineno,
 		        "exit_code '%s' is not an exit code (0-255, or -N "

@@ -1,9 +1,12 @@
 #!/bin/sh
-# Score gpualert and the two baselines on our corpus and, when it is
-# there, the paper corpus; write eval/results/ and print a markdown
-# summary for the README.
+# Score gpualert and the two baselines on our corpus, the two halves of
+# corpus/wild (dev: the rules were tuned on it; test: never looked at
+# while tuning) and, when it is there, the paper corpus; write
+# eval/results/ and print a markdown summary for the README.
 #
 # Usage: eval/run.sh [BUILDDIR]     (default: build; set up if missing)
+# GPUALERT_PAPER_CORPUS: the paper corpus's manifest (default:
+# ../shared/paper-corpus/labels.tsv, next to the repository).
 #
 # The numbers measure the built-in rules only: GPUALERT_RULES_DIR is
 # emptied so that a machine's rules.d cannot change them.
@@ -19,8 +22,8 @@ mkdir -p "$results"
 
 rows=
 status=0
-# name, manifest, extra options.  --errors only for our own corpus: the
-# paper corpus's lines stay in ../shared, not in this repository.
+# name, manifest, extra options.  --errors only for the sets in this
+# repository: the paper corpus's lines stay outside it.
 run() {
 	name=$1
 	manifest=$2
@@ -47,7 +50,9 @@ run() {
 }
 
 run corpus corpus/labels.tsv --errors
-run paper ../shared/paper-corpus/labels.tsv
+run wild-dev corpus/wild/dev.tsv --errors
+run wild-test corpus/wild/test.tsv --errors
+run paper "${GPUALERT_PAPER_CORPUS:-../shared/paper-corpus/labels.tsv}"
 
 echo "Measured $(date -u +%Y-%m-%d) with \`eval/run.sh\` (built-in rules; macro-F1 = mean F1 over the classes present in the gold labels)."
 echo

@@ -67,6 +67,15 @@ has "$tmp/out" "mislabelled.tsv:2: logs/oom.log: gold nccl, predicted cuda_oom";
 has "$tmp/out" "    line 5: RuntimeError: CUDA out of memory"; ok $? "--errors shows the deciding line"
 has "$tmp/out" "nccl -> cuda_oom: 1, e.g. logs/oom.log"; ok $? "--errors summarises patterns"
 
+# An empty exit_code: the status is not known (logs pasted into public
+# threads).  Success then needs a completion line (ok.log's "training
+# finished"); the exit-code baseline has nothing to go on.
+"$exe" eval "$data/unknown-status.tsv" >"$tmp/out" 2>"$tmp/err"
+ok $? "an empty exit_code is accepted"
+has "$tmp/out" "3 logs scored, 0 rows skipped"; ok $? "unknown status: 3 logs scored"
+has "$tmp/out" "gpualert      1.0000    1.0000  (3/3)"; ok $? "unknown status: gpualert decides from the log"
+has "$tmp/out" "exit-code     0.0000    0.0000  (0/3)"; ok $? "unknown status: exit-code baseline has nothing"
+
 "$exe" eval "$data/no-such-manifest.tsv" >"$tmp/out" 2>"$tmp/err"
 ok $([ $? -eq 1 ]; echo $?) "a missing manifest fails"
 "$exe" eval >"$tmp/out" 2>"$tmp/err"

@@ -51,4 +51,15 @@ void ga_plugin_fill_resources(spank_t sp, uint32_t job_id, struct ga_report *r);
  * ga_plugin_fill_resources reports the highest sample. */
 void ga_plugin_sample_memory(const char *node, uint32_t uid, uint32_t job_id);
 
+/* Kernel evidence (kernel.c).  Call ga_plugin_kernel_task_exit from
+ * slurm_spank_task_exit (root; records the task's pid and what is left in
+ * the step's cgroup), and ga_plugin_kernel_evidence from slurm_spank_exit
+ * once R is complete (tasks, verdicts, root task chosen, start_time) and
+ * before it is spooled: with [general] kernel_log, when a task failed and
+ * the NVIDIA driver is present, it adds the step's kernel log lines to R
+ * and revises its verdict (ga_report_apply_kernel).  Bounded by
+ * kernel_log_max_ms; never fails the step. */
+void ga_plugin_kernel_task_exit(spank_t sp);
+void ga_plugin_kernel_evidence(spank_t sp, struct ga_report *r);
+
 #endif

@@ -67,15 +67,22 @@ static struct {
 } R;
 
 /* A job-environment value, for display only: the submitter sets it.
- * Bytes outside [A-Za-z0-9._+-] become '_'. */
-static void getenv_into(spank_t sp, const char *var, char *buf, size_t size)
+ * Control characters become '?' (every renderer escapes the rest for
+ * its own markup); SAFE: bytes outside [A-Za-z0-9._+-] become '_' too,
+ * for values that end up in file names. */
+static void getenv_into(spank_t sp, const char *var, char *buf, size_t size,
+                        bool safe)
 {
 	buf[0] = '\0';
 	if (spank_getenv(sp, var, buf, (int)size) != ESPANK_SUCCESS)
 		buf[0] = '\0';
 	for (char *c = buf; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-		      (*c >= '0' && *c <= '9') || strchr("._+-", *c)))
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+		else if (safe &&
+		         !((*c >= 'a' && *c <= 'z') ||
+		           (*c >= 'A' && *c <= 'Z') ||
+		           (*c >= '0' && *c <= '9') || strchr("._+-", *c)))
 			*c = '_';
 }
 
@@ -189,10 +196,11 @@ int ga_remote_user_init(spank_t sp)
 		snprintf(R.array_task, sizeof(R.array_task), "%u", array_task);
 	}
 	user_name(R.uid, R.user, sizeof(R.user));
-	getenv_into(sp, "SLURMD_NODENAME", R.node, sizeof(R.node));
+	getenv_into(sp, "SLURMD_NODENAME", R.node, sizeof(R.node), true);
 	if (!R.node[0])
 		gethostname(R.node, sizeof(R.node) - 1);
-	getenv_into(sp, "SLURM_JOB_NAME", R.job_name, sizeof(R.job_name));
+	getenv_into(sp, "SLURM_JOB_NAME", R.job_name, sizeof(R.job_name),
+	            false);
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) == ESPANK_SUCCESS)
 		R.command = join_argv(argc, argv);
 
@@ -377,7 +385,7 @@ int ga_remote_task_exit(spank_t sp)
 		return 0;
 	/* SLURMD_NODENAME is in the job environment only once the tasks are
 	 * launched; user_init may have fallen back to the host name. */
-	getenv_into(sp, "SLURMD_NODENAME", node, sizeof(node));
+	getenv_into(sp, "SLURMD_NODENAME", node, sizeof(node), true);
 	if (node[0])
 		snprintf(R.node, sizeof(R.node), "%s", node);
 	t->local_id = ltid;
@@ -399,6 +407,7 @@ int ga_remote_task_exit(spank_t sp)
 	       tc ? (unsigned long long)tc->helper_maxrss_kib : 0ULL);
 	if (WIFSIGNALED(ws) && !R.sched_queried && p->cfg.query_scheduler)
 		query_scheduler();
+	ga_plugin_kernel_task_exit(sp);
 	return 0;
 }
 
@@ -492,6 +501,7 @@ int ga_remote_exit(spank_t sp)
 		free(ends);
 	}
 	ga_report_choose_root(&r);
+	ga_plugin_kernel_evidence(sp, &r);
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	/* Files for the mail (the full logs, the admin's globs), read as the
 	 * user in a forked child with a deadline: only when a notification

@@ -8,7 +8,7 @@ packages=(
 	build-essential meson ninja-build pkg-config
 	libpcre2-dev libcurl4-openssl-dev zlib1g-dev scdoc
 	slurmctld slurmd slurm-client libslurm-dev munge
-	python3 python3-aiosmtpd
+	python3 python3-aiosmtpd python3-torch
 	clang clang-format openssl time procps util-linux
 	chromium fonts-dejavu-core
 	debhelper lintian systemd

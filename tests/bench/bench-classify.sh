@@ -1,106 +1,103 @@
 #!/bin/sh
-# Benchmark `gpualert classify` on a large training-style log.  Not a test:
-# it prints figures.
+# Benchmark `gpualert classify` against `wc -l` on large training logs.
+# Not a test: it prints figures.
 #
 # usage: tests/bench/bench-classify.sh [BUILD_DIR] [SIZE_MB]
 #   BUILD_DIR  a configured build directory (default: build)
-#   SIZE_MB    size of the generated log (default: 400)
-# Environment: BENCH_DIR (default: $TMPDIR or /tmp) holds the generated
-# files; they are removed at the end unless BENCH_KEEP=1.
+#   SIZE_MB    size of each generated log (default: 400)
+# Environment:
+#   BENCH_BASELINE  another gpualert binary (for example one built from
+#                   main) measured in the same rounds, for before/after
+#   BENCH_DIR       where the logs go (default: $TMPDIR or /tmp); removed
+#                   at the end unless BENCH_KEEP=1
 #
-# Prints: best-of-3 wall time of `wc -l`, `gpualert classify` and
-# `grep -E` with a dozen patterns on the cached file, the classify/wc
-# ratio (target: <= 5), and the peak RSS of gpualert classify on a 10 MB
-# file and on 1 GB streamed through stdin (target: flat, <= 8 MiB).
+# Two logs from tests/bench/genlog.c: "plain" (training lines, tqdm bars,
+# logging timestamps, rank prefixes) and "noisy" (the same with 15 % NCCL
+# INFO lines and 10 % Python warnings).  For each, on the cached file,
+# three interleaved rounds of `wc -l`, `gpualert classify` (and the
+# baseline); the best wall time and the least CPU time (user + system) of
+# each, their ratios to `wc -l` (target: classify <= 3x), and the peak
+# RSS of classify (target: <= 8 MiB).  Last, the peak RSS on 1 GiB
+# streamed through stdin.
 set -eu
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-build}
 size_mb=${2:-400}
 dir=${BENCH_DIR:-${TMPDIR:-/tmp}}/gpualert-bench.$$
+base=${BENCH_BASELINE:-}
 mkdir -p "$dir"
 cleanup() { [ "${BENCH_KEEP:-0}" = 1 ] || rm -rf "$dir"; }
 trap cleanup EXIT
 
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 ninja -C "$build" cli/gpualert >/dev/null
 gpualert=$(cd "$build" && pwd)/cli/gpualert
 ${CC:-cc} -O2 -o "$dir/genlog" "$src/tests/bench/genlog.c"
 
-log=$dir/train.log
-echo "generating a ${size_mb} MB log in $dir ..."
-"$dir/genlog" "$size_mb" >"$log"
-bytes=$(wc -c <"$log")
-lines=$(wc -l <"$log")
-cat "$log" >/dev/null   # into the page cache
-
 now() { date +%s.%N; }
-# best_of3 CMD...: the best wall time of three runs, in seconds.
-best_of3() {
-	best=
-	for _ in 1 2 3; do
-		t0=$(now)
-		"$@" >/dev/null
-		t1=$(now)
-		best=$(echo "$t0 $t1 ${best:-999999}" |
-		       awk '{ d = $2 - $1; print (d < $3 ? d : $3) }')
-	done
-	echo "$best"
+
+# run NAME CMD...: one timed run; appends "NAME wall cpu rss_kib" to $dir/runs.
+run() {
+	name=$1
+	shift
+	t0=$(now)
+	/usr/bin/time -f '%U %S %M' -o "$dir/time" "$@" >/dev/null
+	t1=$(now)
+	awk -v n="$name" -v t0="$t0" -v t1="$t1" \
+		'{ printf "%s %.4f %.2f %d\n", n, t1 - t0, $1 + $2, $3 }' \
+		"$dir/time" >>"$dir/runs"
 }
 
-# best_cpu3 CMD...: the least CPU time (user + system) of three runs: on a
-# shared, busy machine this moves far less than wall time.
-best_cpu3() {
-	best=
-	for _ in 1 2 3; do
-		t=$(/usr/bin/time -f '%U %S' "$@" 2>&1 >/dev/null | tail -n 1 |
-		    awk '{ print $1 + $2 }')
-		best=$(echo "$t ${best:-999999}" |
-		       awk '{ print ($1 < $2 ? $1 : $2) }')
-	done
-	echo "$best"
+# best NAME FIELD: the least value of FIELD (2 wall, 3 cpu, 4 rss) of NAME.
+best() {
+	awk -v n="$1" -v f="$2" '$1 == n && (b == "" || $f < b) { b = $f }
+		END { print b }' "$dir/runs"
 }
+peak() {
+	awk -v n="$1" '$1 == n && $4 > m { m = $4 } END { print m }' "$dir/runs"
+}
+ratio() { echo "$1 $2" | awk '{ if ($2 > 0) printf "%.2f", $1 / $2; else print "n/a" }'; }
 
-t_wc=$(best_of3 wc -l "$log")
-t_ga=$(best_of3 "$gpualert" classify --exit-code 1 "$log")
-t_grep=$(best_of3 grep -E -c \
-	-e 'CUDA out of memory' -e 'CUDA error: out of memory' \
-	-e 'Watchdog caught collective operation timeout' \
-	-e 'NCCL error' -e 'No space left on device' -e 'MemoryError' \
-	-e 'Segmentation fault' -e 'Traceback \(most recent call last\)' \
-	-e 'device-side assert' -e 'illegal memory access' \
-	-e 'CANCELLED AT \S+ DUE TO TIME LIMIT' -e 'Xid \([^)]*\): [0-9]+' \
-	"$log")
+echo "gpualert: $gpualert"
+[ -n "$base" ] && echo "baseline: $base"
+for mix in plain noisy; do
+	log=$dir/$mix.log
+	"$dir/genlog" "$size_mb" 1 "$mix" 2>"$dir/mix" >"$log"
+	cat "$log" >/dev/null # into the page cache
+	: >"$dir/runs"
+	for _ in 1 2 3; do
+		run wc wc -l "$log"
+		run ga "$gpualert" classify --exit-code 1 "$log"
+		[ -z "$base" ] || run base "$base" classify --exit-code 1 "$log"
+	done
+	echo
+	sed 's/^genlog: //' "$dir/mix"
+	"$gpualert" classify --exit-code 1 "$log" | sed -n '1p'
+	w=$(best wc 2)
+	c=$(best wc 3)
+	bytes=$(wc -c <"$log")
+	printf '  %-22s %8s %8s %8s %8s %9s\n' "" "wall s" "x wc" "cpu s" "x wc" "peak RSS"
+	printf '  %-22s %8.3f %8s %8.2f %8s %9s\n' "wc -l" "$w" 1 "$c" 1 \
+		"$(peak wc) KiB"
+	for who in ga base; do
+		[ "$who" = base ] && [ -z "$base" ] && continue
+		label="gpualert classify"
+		[ "$who" = base ] && label="baseline classify"
+		bw=$(best "$who" 2)
+		bc=$(best "$who" 3)
+		printf '  %-22s %8.3f %8s %8.2f %8s %9s  %5.0f MB/s\n' "$label" \
+			"$bw" "$(ratio "$bw" "$w")" "$bc" "$(ratio "$bc" "$c")" \
+			"$(peak "$who") KiB" \
+			"$(echo "$bytes $bw" | awk '{ print $1 / $2 / 1e6 }')"
+	done
+	rm -f "$log"
+done
 
+# Peak RSS on 1 GiB through stdin, never on disk: repeat a log as needed.
 echo
-echo "input: $bytes bytes, $lines lines"
-"$gpualert" classify --exit-code 1 "$log" | sed -n '1,3p'
-printf '%-34s %8.3f s  %7.0f MB/s\n' "wc -l" "$t_wc" \
-	"$(echo "$bytes $t_wc" | awk '{ print $1 / $2 / 1e6 }')"
-printf '%-34s %8.3f s  %7.0f MB/s\n' "gpualert classify" "$t_ga" \
-	"$(echo "$bytes $t_ga" | awk '{ print $1 / $2 / 1e6 }')"
-printf '%-34s %8.3f s  %7.0f MB/s\n' "grep -E (12 patterns)" "$t_grep" \
-	"$(echo "$bytes $t_grep" | awk '{ print $1 / $2 / 1e6 }')"
-echo "ratio classify / wc -l:  $(echo "$t_ga $t_wc" | awk '{ printf "%.2f", $1 / $2 }') (target <= 5)"
-echo "ratio classify / grep:   $(echo "$t_ga $t_grep" | awk '{ printf "%.2f", $1 / $2 }')"
-if [ -x /usr/bin/time ]; then
-	c_wc=$(best_cpu3 wc -l "$log")
-	c_ga=$(best_cpu3 "$gpualert" classify --exit-code 1 "$log")
-	echo "cpu time: wc -l ${c_wc} s, classify ${c_ga} s, ratio $(echo "$c_ga $c_wc" |
-		awk '{ if ($2 > 0) printf "%.2f", $1 / $2; else print "n/a" }') (best of 3, user + system)"
-fi
-
-# Peak RSS.  /usr/bin/time is the Debian package "time".
-if [ -x /usr/bin/time ]; then
-	small=$dir/small.log
-	head -c 10485760 "$log" >"$small"
-	rss_small=$(/usr/bin/time -v "$gpualert" classify --exit-code 1 "$small" \
-		2>&1 >/dev/null | awk -F: '/Maximum resident/ { print $2 + 0 }')
-	# 1 GiB through stdin, never on disk: repeat the log as needed.
-	rss_big=$( (while :; do cat "$log"; done) 2>/dev/null | head -c 1073741824 |
-		/usr/bin/time -v "$gpualert" classify --exit-code 1 - \
-		2>&1 >/dev/null | awk -F: '/Maximum resident/ { print $2 + 0 }')
-	echo "peak RSS, 10 MB file:    ${rss_small} KiB"
-	echo "peak RSS, 1 GiB stdin:   ${rss_big} KiB (target <= 8192 KiB, flat)"
-else
-	echo "peak RSS: /usr/bin/time not found (apt-get install time)"
-fi
+"$dir/genlog" 64 2 noisy 2>/dev/null >"$dir/seed.log"
+rss=$( (while :; do cat "$dir/seed.log"; done) 2>/dev/null | head -c 1073741824 |
+	/usr/bin/time -f '%M' "$gpualert" classify --exit-code 1 - 2>&1 >/dev/null |
+	tail -n 1)
+echo "peak RSS, 1 GiB (noisy mix) through stdin: ${rss} KiB (target <= 8192 KiB)"

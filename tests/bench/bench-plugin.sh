@@ -107,8 +107,10 @@ t = os.times()
 open(sys.argv[2], "w").write(f"{(t.user + t.system) * 1000:.0f}\n")
 EOP
 on
-cpu() {  # label: how the task ran
-    local task_ms g
+records() { slurmd_log | grep -c 'gpualert: task 0: record'; }
+cpu() {  # label count: how the task ran, once slurmd.log has record line COUNT
+    local task_ms g i
+    for i in $(seq 1 100); do [ "$(records)" -ge "$2" ] && break; sleep 0.1; done
     task_ms=$(cat "$J/task.cpu")
     g=$(slurmd_log | grep 'gpualert: task 0: record' | tail -1 |
         sed -n 's/.* in \([0-9.]*\) ms CPU; helper \([0-9]*\) ms CPU/\1 \2/p')
@@ -116,10 +118,11 @@ cpu() {  # label: how the task ran
     printf '%s: task %d ms CPU; gpualert: read-back %.1f ms + helper %d ms -> %.4f CPU-s per CPU-s\n' \
         "$1" "$task_ms" "$cls" "$hlp" "$(echo "($cls + $hlp) / $task_ms" | bc -l)"
 }
+n0=$(records)
 u sbatch --wait -Q -o "$J/train.out" --wrap "python3 $J/trainlog.py $SECS $J/task.cpu" >/dev/null
-cpu "batch (.out file)"
+cpu "batch (.out file)" $((n0 + 1))
 u srun python3 "$J/trainlog.py" "$SECS" "$J/task.cpu" >/dev/null
-cpu "srun (pipe)"
+cpu "srun (pipe)" $((n0 + 2))
 
 echo "== step completion: slurm_spank_exit (read-back + verdicts + spool fsync), from slurmd.log"
 slurmd_log | grep 'gpualert: exit' | sed -n 's/.*report spooled in \([0-9.]*\) ms.*/\1/p' |

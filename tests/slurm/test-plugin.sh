@@ -16,7 +16,8 @@
 # Among the jobs are the ones that try hardest to tell plugin on from off:
 # /dev/stdout reopened, [ -f /dev/stdout ], O_NONBLOCK on stdout, a script
 # appending to its own .out by name, ENOSPC on the .out, and a job that
-# kills every gpualert process it can see.
+# kills every gpualert process of its job it can see (only its job's: the
+# other jobs of the test run as the same user at the same time).
 # Needs root, Debian's slurm packages, cgroup v1.  Prints TAP.
 set -u
 SO=$(realpath "$1"); BIN=$(realpath "$2"); BASE=${3:-18840}
@@ -90,7 +91,7 @@ devstdout	batch	-N1	echo first; echo second > /dev/stdout; [ -f /dev/stdout ] &&
 nonblock	batch	-N1	python3 -c 'import os, fcntl, sys; fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_NONBLOCK); [sys.stdout.write(f"{i}\n") for i in range(3000000)]'; echo "rc=$?"	success
 appendself	batch	-N1	for i in 1 2 3; do echo "stdout $i"; echo "by name $i" >> appendself.out; done	success
 enospc	batch	-N1	head -c 1000000 /dev/zero | tr '\0' x; echo; echo "rc=$?" >&2; exit 42	*
-killhelper	batch	-N1	echo before; pkill -KILL -u "$(id -u)" -x slurmstepd; sleep 1; seq 1 1000; echo after	success
+killhelper	batch	-N1	echo before; for p in $(pgrep -u "$(id -u)" -x slurmstepd); do grep -qs "job_$SLURM_JOB_ID/" /proc/$p/cgroup && kill -KILL $p; done; sleep 1; seq 1 1000; echo after	success
 execfail	srun	-N1	/nonexistent/train.bin --epochs 3	io_error
 bigsrun	srun	-N1 -n2	bash -c 'seq 1 1000000; echo LAST-LINE-$SLURM_PROCID'	success
 bgchild	srun	-N1	bash -c 'sleep 30 & echo bye'	success

@@ -243,10 +243,11 @@ static void test_ordering(void)
 	expect("exception with exit 0",
 	       "Traceback (most recent call last):\nValueError: x\n", 0,
 	       GA_CLASS_SUCCESS, "(none)", 0);
+	/* Without a status, success needs positive evidence. */
 	expect("unknown status, no evidence", "hello\nworld\n", UNKNOWN_STATUS,
-	       GA_CLASS_SUCCESS, "(none)", 0);
+	       GA_CLASS_UNKNOWN, "(none)", 0);
 	expect("unknown status, empty log", "", UNKNOWN_STATUS,
-	       GA_CLASS_SUCCESS, "(none)", 0);
+	       GA_CLASS_UNKNOWN, "(none)", 0);
 	expect("unknown status, OOM in the log",
 	       "CUDA out of memory. Tried to allocate\n", UNKNOWN_STATUS,
 	       GA_CLASS_CUDA_OOM, "cuda.oom.torch", 1);
@@ -337,7 +338,7 @@ static void test_fallback_and_fatal(void)
 	expect("ChildFailedError alone",
 	       "torch.distributed.elastic.multiprocessing.errors."
 	       "ChildFailedError: \n",
-	       1, GA_CLASS_UNKNOWN, "(none)", 0);
+	       1, GA_CLASS_UNKNOWN, "launcher.child-failed", 1);
 	/* A batch script that survived its child's abort exits 0: the shell's
 	 * report proves the failure, and the cause is the bad_alloc. */
 	expect("child aborted, script exit 0",
@@ -632,6 +633,176 @@ static void test_streaming(void)
 	}
 }
 
+/* The text of V's evidence, one line each ("LINE: TEXT"; line 0 for a
+ * fact). */
+static char *evidence_text(const struct ga_verdict *v)
+{
+	struct ga_buf b;
+
+	ga_buf_init(&b);
+	for (size_t i = 0; i < v->n_evidence; i++)
+		ga_buf_printf(&b, "%llu: %s\n",
+		              (unsigned long long)v->evidence[i].line,
+		              v->evidence[i].text);
+	return ga_buf_steal(&b);
+}
+
+/* Real-world launcher reports, wrapped causes and completion lines:
+ * echoes do not outrank the cause, and the evidence tells the fix. */
+static void test_echoes_and_context(void)
+{
+	static const char keyerror[] =
+	        "step 1\n"
+	        "Traceback (most recent call last):\n"
+	        "  File \"train.py\", line 42, in <module>\n"
+	        "    main()\n"
+	        "  File \"/src/model.py\", line 7, in forward\n"
+	        "    return self.table[key]\n"
+	        "KeyError: 'lr'\n";
+	static const char table[] =
+	        "torch.distributed.elastic.multiprocessing.errors."
+	        "ChildFailedError:\n"
+	        "Root Cause (first observed failure):\n"
+	        "[0]:\n"
+	        "  rank      : 1 (local_rank: 1)\n"
+	        "  exitcode  : -11 (pid: 6421)\n"
+	        "  error_file: <N/A>\n";
+	struct ga_status st;
+	struct ga_verdict v;
+	char *ev;
+
+	/* The innermost frame goes with the exception line. */
+	ga_status_from_int(&st, 1);
+	classify(builtin, keyerror, strlen(keyerror), 0, 0, 0, &st, &v);
+	ev = evidence_text(&v);
+	is_str(ga_class_name(v.cls), "code_error", "KeyError: code_error");
+	ok(ev &&
+	           strstr(ev,
+	                  "5:   File \"/src/model.py\", line 7, in forward\n") &&
+	           strstr(ev, "7: KeyError: 'lr'\n") && !strstr(ev, "train.py"),
+	   "KeyError: evidence holds the innermost frame and the exception");
+	free(ev);
+	ga_verdict_finish(&v);
+
+	expect_same("frame context", builtin, keyerror, strlen(keyerror), 16,
+	            4);
+	expect_same("launcher table", builtin, table, strlen(table), 16, 4);
+
+	/* The same through the state the capture helper sends. */
+	{
+		struct ga_classifier *a = ga_classifier_create(builtin);
+		struct ga_classifier *b = ga_classifier_create(builtin);
+		struct ga_buf state;
+		const char *err = NULL;
+
+		ga_buf_init(&state);
+		ga_classifier_feed(a, keyerror, strlen(keyerror));
+		ga_classifier_write_state(a, &state);
+		is_int(ga_classifier_read_state(b, state.data, state.len, &err),
+		       0, "state with a frame reads back");
+		ga_verdict_init(&v);
+		ga_classifier_finish(b, &st, &v);
+		ev = evidence_text(&v);
+		ok(ev && strstr(ev, "5:   File \"/src/model.py\""),
+		   "the frame survives the state transport");
+		free(ev);
+		ga_verdict_finish(&v);
+		ga_buf_finish(&state);
+		ga_classifier_destroy(a);
+		ga_classifier_destroy(b);
+	}
+
+	/* torchrun's table: the decoded child status, with the rank. */
+	ga_status_from_int(&st, 1);
+	classify(builtin, table, strlen(table), 0, 0, 0, &st, &v);
+	ev = evidence_text(&v);
+	is_str(ga_class_name(v.cls), "segfault", "exitcode -11: segfault");
+	ok(ev && strstr(ev, "0: launcher: rank 1 was killed by SIGSEGV\n"),
+	   "exitcode -11: evidence says rank 1 was killed by SIGSEGV");
+	if (ev && !strstr(ev, "rank 1 was killed"))
+		diag("evidence:\n%s", ev);
+	free(ev);
+	ga_verdict_finish(&v);
+
+	expect("launcher -9",
+	       "[INFO] [launch.py:319:sigkill_handler] "
+	       "Killing subprocess 11\n[ERROR] [launch.py:325:sigkill_handler] "
+	       "['python', 'train.py'] exits with return code = -9\n",
+	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "launcher.child-sigkill", 2);
+	expect("launcher exit 1 only",
+	       "subprocess.CalledProcessError: Command '['python', 'x.py']' "
+	       "returned non-zero exit status 1.\n",
+	       1, GA_CLASS_UNKNOWN, "launcher.child-failed", 1);
+	expect("the child's own exception wins over the launcher",
+	       "ValueError: bad shape\n"
+	       "subprocess.CalledProcessError: Command '['python', 'x.py']' "
+	       "returned non-zero exit status 1.\n",
+	       1, GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("Windows access violation",
+	       "subprocess.CalledProcessError: Command '['python.exe', "
+	       "'x.py']' returned non-zero exit status 3221225477.\n",
+	       UNKNOWN_STATUS, GA_CLASS_SEGFAULT, "launcher.child-crash", 1);
+	expect("GNU time: signal 9", "Command terminated by signal 9\n",
+	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "launcher.child-sigkill", 1);
+
+	/* Slurm's own lines. */
+	expect("step cancelled due to task failure",
+	       "slurmstepd: error: *** STEP 5.0 ON n1 CANCELLED AT "
+	       "2026-01-01T00:00:00 DUE TO TASK FAILURE ***\n"
+	       "srun: error: n1: tasks 0-3: Terminated\n",
+	       UNKNOWN_STATUS, GA_CLASS_UNKNOWN, "launcher.child-failed", 1);
+	expect("step cancelled after an oom-kill",
+	       "slurmstepd: error: Detected 1 oom-kill event(s) in "
+	       "StepId=5.0. Some of your processes may have been killed by "
+	       "the cgroup out-of-memory handler.\n"
+	       "slurmstepd: error: *** STEP 5.0 ON n1 CANCELLED AT "
+	       "2026-01-01T00:00:00 ***\n",
+	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "slurm.oom-kill", 1);
+	expect("a cancelled step alone",
+	       "slurmstepd: error: *** STEP 5.0 ON "
+	       "n1 CANCELLED AT 2026-01-01T00:00:00 ***\n",
+	       UNKNOWN_STATUS, GA_CLASS_CANCELLED, "slurm.step-cancelled", 1);
+	expect("preempted by the job's own handler",
+	       "submitit WARNING (2021-04-01 02:26:27,643) - Caught signal "
+	       "SIGUSR1 on n1: this job is preempted.\n",
+	       0, GA_CLASS_CANCELLED, "submitit.preempted", 1);
+
+	/* Wrapped causes. */
+	expect("NCCL's CUDA calloc",
+	       "n1:1:2 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out "
+	       "of memory'\ntorch.distributed.DistBackendError: NCCL error "
+	       "in: ProcessGroupNCCL.cpp:1296, internal error\n",
+	       1, GA_CLASS_CUDA_OOM, "cuda.oom.wrapped", 1);
+	expect("NCCL's shared memory",
+	       "n1:1:2 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate "
+	       "failed : No space left on device\n",
+	       1, GA_CLASS_HOST_OOM, "host.shm-full", 1);
+	expect("loss scale collapse",
+	       "Gradient overflow. Skipping step, loss scaler 0 reducing loss "
+	       "scale to 5.1e-203\n",
+	       UNKNOWN_STATUS, GA_CLASS_NAN, "nan.loss-scale", 1);
+
+	expect("DeepSpeed loss scale at 1",
+	       "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss "
+	       "scale: 2, reducing to 1\n",
+	       UNKNOWN_STATUS, GA_CLASS_NAN, "nan.loss-scale", 1);
+	expect("DeepSpeed loss scale still high: no verdict",
+	       "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss "
+	       "scale: 65536, reducing to 32768\n",
+	       1, GA_CLASS_UNKNOWN, "(none)", 0);
+	expect("vLLM KV cache",
+	       "ValueError: No available memory for the "
+	       "cache blocks. Try increasing `gpu_memory_utilization`\n",
+	       1, GA_CLASS_CUDA_OOM, "cuda.oom.kv-cache", 1);
+
+	/* Completion without a status. */
+	expect("trainer completion, no status",
+	       "{'loss': 0.5}\n***** train metrics *****\n", UNKNOWN_STATUS,
+	       GA_CLASS_SUCCESS, "done.trainer", 2);
+	expect("completion line, but the job failed",
+	       "***** train metrics *****\n", 1, GA_CLASS_UNKNOWN, "(none)", 0);
+}
+
 int main(void)
 {
 	ga_log_set_sink(quiet, NULL);
@@ -643,6 +814,7 @@ int main(void)
 	test_quirks();
 	test_tail();
 	test_streaming();
+	test_echoes_and_context();
 	ga_ruleset_destroy(builtin);
 	return tap_done();
 }

@@ -1,4 +1,5 @@
-/* The multi-literal prefilter against a naive search. */
+/* The multi-literal prefilter against a naive search, and the classifier
+ * with its prefilter against matching every line, on random rule sets. */
 #include "prefilter.h"
 
 #include <errno.h>
@@ -6,6 +7,9 @@
 #include <string.h>
 
 #include "buf.h"
+#include "classifier.h"
+#include "log.h"
+#include "rules.h"
 #include "tap.h"
 
 struct hits {
@@ -22,10 +26,19 @@ static size_t on_hit(void *ctx, size_t pos, size_t lit)
 	return pos + 1;
 }
 
-/* Every occurrence, by start offset, then by literal index. */
-static void naive(char **lits, const size_t *lens, size_t n, const char *text,
-                  size_t len, struct hits *h)
+static int word(unsigned char c)
 {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Every occurrence, by start offset, then by literal index; FLAGS (may be
+ * NULL) as ga_prefilter_create_flags takes them. */
+static void naive(char **lits, const size_t *lens, const unsigned *flags,
+                  size_t n, const char *text, size_t len, struct hits *h)
+{
+	const unsigned char *s = (const unsigned char *)text;
+
 	for (size_t pos = 0; pos < len; pos++) {
 		for (size_t k = 0; k < n; k++) {
 			size_t j;
@@ -33,13 +46,19 @@ static void naive(char **lits, const size_t *lens, size_t n, const char *text,
 			if (lens[k] > len - pos)
 				continue;
 			for (j = 0; j < lens[k]; j++)
-				if (ga_fold((unsigned char)text[pos + j]) !=
+				if (ga_fold(s[pos + j]) !=
 				    ga_fold((unsigned char)lits[k][j]))
 					break;
-			if (j == lens[k]) {
-				ga_buf_printf(&h->b, "%zu:%zu,", pos, k);
-				h->count++;
-			}
+			if (j < lens[k])
+				continue;
+			if (flags && (flags[k] & GA_PREFILTER_WORD_START) &&
+			    pos > 0 && word(s[pos - 1]))
+				continue;
+			if (flags && (flags[k] & GA_PREFILTER_WORD_END) &&
+			    pos + lens[k] < len && word(s[pos + lens[k]]))
+				continue;
+			ga_buf_printf(&h->b, "%zu:%zu,", pos, k);
+			h->count++;
 		}
 	}
 }
@@ -56,10 +75,11 @@ static int cmp_size(const void *a, const void *b)
 static char *canonical(const char *s)
 {
 	struct ga_buf out;
-	size_t pairs[2048][2], n = 0;
+	static size_t pairs[16384][2];
+	size_t n = 0;
 
 	ga_buf_init(&out);
-	while (*s && n < 2048) {
+	while (*s && n < 16384) {
 		char *end;
 
 		pairs[n][0] = strtoul(s, &end, 10);
@@ -69,7 +89,8 @@ static char *canonical(const char *s)
 	}
 	/* sort by (pos, lit): pos is already increasing */
 	for (size_t i = 0; i < n;) {
-		size_t j = i, lits[2048], m = 0;
+		size_t j = i, m = 0;
+		static size_t lits[16384];
 
 		while (j < n && pairs[j][0] == pairs[i][0])
 			lits[m++] = pairs[j++][1];
@@ -173,25 +194,74 @@ static void test_resume(void)
 	ga_prefilter_destroy(pf);
 }
 
+/* Search TEXT with PF, then with PF tuned on SAMPLE, each with the
+ * vector code and with the portable code; returns the first result that
+ * differs from WANT (allocated), or NULL. */
+static char *search_all(const struct ga_prefilter *pf, const char *text,
+                        size_t len, const char *sample, size_t slen,
+                        const char *want, const char **which)
+{
+	static const char *const names[] = {"vector", "portable",
+	                                    "tuned, vector", "tuned, portable"};
+
+	for (int v = 0; v < 4; v++) {
+		struct ga_prefilter *tuned = NULL;
+		const struct ga_prefilter *use = pf;
+		struct hits got;
+		char *cg;
+
+		ga_prefilter_force_portable(v & 1);
+		if (v >= 2) {
+			tuned = ga_prefilter_tune(pf, sample, slen);
+			use = tuned;
+		} else if (v == 1) {
+			/* the portable code reads the choice made at build */
+			tuned = ga_prefilter_tune(pf, "", 0);
+			use = tuned;
+		}
+		ga_buf_init(&got.b);
+		got.count = 0;
+		if (use)
+			ga_prefilter_scan(use, text, len, on_hit, &got);
+		cg = canonical(got.b.data ? got.b.data : "");
+		ga_buf_finish(&got.b);
+		ga_prefilter_destroy(tuned);
+		if (!use || strcmp(cg, want)) {
+			ga_prefilter_force_portable(0);
+			*which = names[v];
+			return cg;
+		}
+		free(cg);
+	}
+	ga_prefilter_force_portable(0);
+	return NULL;
+}
+
 /* Random literal sets over small alphabets (so that they occur), random
- * texts, compared with the naive search.  Fixed seed. */
+ * texts (some long, across the search's internal chunks), random word
+ * boundary flags; compared with the naive search, by every code path.
+ * Fixed seed. */
 static void test_property(void)
 {
 	struct tap_rng rng = {20240611};
-	static const char alpha[] = "abAB \x01\xff\x80-zZ";
+	static const char alpha[] = "abAB \x01\xff\x80-zZ_9";
 	int bad = 0, cases = 0;
-	size_t total_hits = 0;
+	size_t total_hits = 0, bounded = 0;
+	static char text[6000];
 
 	for (int round = 0; round < 3000; round++) {
 		size_t n = 1 + tap_below(&rng, round % 10 == 0 ? 60 : 6);
 		size_t asz = 2 + tap_below(&rng, sizeof(alpha) - 3);
 		char *lits[64];
 		size_t lens[64];
-		char text[600];
-		size_t len = tap_below(&rng, sizeof(text));
+		unsigned flags[64];
+		size_t len = tap_below(&rng,
+		                       round % 50 == 0 ? sizeof(text) : 600);
 		struct ga_prefilter *pf;
-		struct hits got, want;
-		char *cg, *cw;
+		struct hits want;
+		char *cw, *cg;
+		const char *which = "";
+		bool with_flags = round % 3 == 0;
 
 		for (size_t k = 0; k < n; k++) {
 			lens[k] = GA_PREFILTER_MIN_LITERAL +
@@ -199,11 +269,13 @@ static void test_property(void)
 			lits[k] = malloc(lens[k]);
 			for (size_t j = 0; j < lens[k]; j++)
 				lits[k][j] = alpha[tap_below(&rng, asz)];
+			flags[k] = with_flags ? (unsigned)tap_below(&rng, 4)
+			                      : 0;
 		}
 		for (size_t j = 0; j < len; j++)
 			text[j] = alpha[tap_below(&rng, asz)];
 		/* plant some literals, in random case */
-		for (int p = 0; p < 3 && len; p++) {
+		for (int p = 0; p < 3 + (int)(len / 200) && len; p++) {
 			size_t k = tap_below(&rng, n),
 			       at = tap_below(&rng, len);
 
@@ -218,33 +290,258 @@ static void test_property(void)
 				text[at + j] = c;
 			}
 		}
-		pf = ga_prefilter_create((const char *const *)lits, lens, n);
-		ga_buf_init(&got.b);
+		pf = ga_prefilter_create_flags((const char *const *)lits, lens,
+		                               with_flags ? flags : NULL, n);
 		ga_buf_init(&want.b);
-		got.count = want.count = 0;
-		if (pf)
-			ga_prefilter_scan(pf, text, len, on_hit, &got);
-		naive(lits, lens, n, text, len, &want);
-		cg = canonical(got.b.data ? got.b.data : "");
+		want.count = 0;
+		naive(lits, lens, with_flags ? flags : NULL, n, text, len,
+		      &want);
 		cw = canonical(want.b.data ? want.b.data : "");
+		/* tuned on the text itself, or on a part of it */
+		cg = search_all(pf, text, len, text + len / 3, len - len / 3,
+		                cw, &which);
 		cases++;
 		total_hits += want.count;
-		if (!pf || strcmp(cg, cw)) {
+		if (with_flags)
+			bounded += want.count;
+		if (cg) {
 			if (bad++ < 3)
 				is_str(cg, cw,
-				       "round %d: %zu literals, %zu bytes",
-				       round, n, len);
+				       "round %d: %zu literals, %zu bytes, %s",
+				       round, n, len, which);
+			free(cg);
 		}
-		free(cg);
 		free(cw);
-		ga_buf_finish(&got.b);
 		ga_buf_finish(&want.b);
 		ga_prefilter_destroy(pf);
 		for (size_t k = 0; k < n; k++)
 			free(lits[k]);
 	}
-	is_int(bad, 0, "%d random cases agree with the naive search", cases);
+	is_int(bad, 0,
+	       "%d random cases agree with the naive search (vector, "
+	       "portable, tuned)",
+	       cases);
 	ok(total_hits > 10000, "... and they have hits (%zu)", total_hits);
+	ok(bounded > 1000, "... %zu of them with word boundaries", bounded);
+	{
+		const char *lits[] = {"abcd"};
+		size_t lens[] = {4};
+		unsigned bad_flag[] = {4};
+
+		errno = 0;
+		ok(ga_prefilter_create_flags(lits, lens, bad_flag, 1) == NULL &&
+		           errno == EINVAL,
+		   "an unknown flag: EINVAL");
+	}
+}
+
+/* ---- the classifier's prefilter never drops a line a rule matches ---- */
+
+static const char *const vocab[] = {
+        "loss", "nan",      "inf",  "INFO",      "Error",   "error",
+        "grad", "norm",     "NCCL", "WARN",      "timeout", "Killed",
+        "ab",   "cdefg",    "xyz",  "exception", "found",   "rank0",
+        "step", "Detected", "OOM",  "memory",    "out",     "of"};
+static const char *const seps[] = {" ",  ": ", "=", "(",  "_", "",
+                                   "\t", ", ", "'", " -", ":", ""};
+
+/* A random rule over the vocabulary, into RULE: a pattern, and for some
+ * shapes "literal =" lines that every match provably contains. */
+static void random_rule(struct tap_rng *rng, struct ga_buf *rule, int id)
+{
+	const char *a = vocab[tap_below(rng, 24)],
+	           *b = vocab[tap_below(rng, 24)],
+	           *c = vocab[tap_below(rng, 24)];
+	const char *ci = tap_below(rng, 2) ? "(?i)" : "";
+
+	ga_buf_printf(rule, "[rule r%d]\nclass = %s\npriority = %d\n", id,
+	              tap_below(rng, 2) ? "nan" : "code_error",
+	              (int)tap_below(rng, 100));
+	switch (tap_below(rng, 9)) {
+	case 0: /* a phrase: the literal is derived */
+		ga_buf_printf(rule, "match = %s%s %s\n", ci, a, b);
+		break;
+	case 1: /* alternation: one literal per branch */
+		ga_buf_printf(rule, "match = %s%s %s|%s%s\n", ci, a, c, b, a);
+		break;
+	case 2: /* short branches: no literal of 4 bytes, or a derived one
+	         * after the group */
+		ga_buf_printf(rule, "match = %s(ab|of|%s)%s\n", ci, a, b);
+		break;
+	case 3: /* word boundaries in the pattern */
+		ga_buf_printf(rule, "match = %s\\b%s\\b.*%s\n", ci, a, c);
+		break;
+	case 4: /* the nan.loss shape, with boundary literals */
+		ga_buf_printf(rule,
+		              "match = %s(loss|grad)['\"]?\\s*[:=]?\\s*\\(?"
+		              "(nan|inf)\\b\n",
+		              ci);
+		ga_buf_puts(rule, "literal = \"loss\"\nliteral = grad\n");
+		break;
+	case 5: /* explicit literals with \b on both ends */
+		ga_buf_printf(rule, "match = %s\\b(loss|grad) (nan|inf)\\b\n",
+		              ci);
+		ga_buf_puts(rule, "literal = \\bloss nan\\b\n"
+		                  "literal = \\bloss inf\\b\n"
+		                  "literal = \\bgrad nan\\b\n"
+		                  "literal = \\bgrad inf\\b\n");
+		break;
+	case 6: /* a caseless rule given by key, a short literal */
+		ga_buf_printf(rule, "caseless = yes\nmatch = %s\\d*%s\n", a, b);
+		break;
+	case 7: /* a classic: the literal in the middle of the pattern */
+		ga_buf_printf(rule, "match = ^.*%s[^ ]*%s\n", a, b);
+		break;
+	default: /* explicit literal: the detected shape */
+		ga_buf_printf(rule, "match = (?i)(detected|found) (nan|inf) "
+		                    "(in|at)\n");
+		ga_buf_puts(rule, "literal = detected nan\n"
+		                  "literal = detected inf\n"
+		                  "literal = found nan\nliteral = found inf\n");
+		break;
+	}
+	ga_buf_puts(rule, "exit = any\n");
+}
+
+static char *state_of(const struct ga_ruleset *rs, const char *log, size_t len)
+{
+	struct ga_classifier *c = ga_classifier_create(rs);
+	struct ga_buf out;
+
+	ga_buf_init(&out);
+	/* in pieces, as a pipe delivers it */
+	for (size_t off = 0; off < len; off += 70000)
+		ga_classifier_feed(c, log + off,
+		                   len - off < 70000 ? len - off : 70000);
+	ga_classifier_write_state(c, &out);
+	ga_classifier_destroy(c);
+	return ga_buf_steal(&out);
+}
+
+static void quiet(enum ga_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	(void)level;
+	(void)msg;
+}
+
+/* How many segments (text between '\n' and '\r') of LOG rule I of RS
+ * matches, by PCRE2 on every segment. */
+static uint64_t reference_count(const struct ga_ruleset *rs, size_t i,
+                                struct ga_matcher *m, const char *log,
+                                size_t len)
+{
+	uint64_t n = 0;
+
+	for (size_t s = 0; s < len;) {
+		size_t e = s;
+
+		while (e < len && log[e] != '\n' && log[e] != '\r')
+			e++;
+		n += ga_rule_match(ga_ruleset_rule(rs, i), m, log + s, e - s) ==
+		     1;
+		s = e + 1;
+	}
+	return n;
+}
+
+/* Random rule sets (derived and explicit literals, alternations, (?i),
+ * caseless, short literals, \b) classify random logs exactly as PCRE2 run
+ * on every line: the same number of matching lines for every rule.  Logs
+ * over 64 KiB make the classifier tune its prefilter. */
+static void test_rules_property(void)
+{
+	struct tap_rng rng = {77};
+	struct ga_matcher *m = ga_matcher_create();
+	int bad = 0, sets = 0;
+	uint64_t matched = 0;
+
+	ga_log_set_sink(quiet, NULL);
+	for (int round = 0; round < 80; round++) {
+		struct ga_buf rules, log;
+		struct ga_rules_source src;
+		struct ga_ruleset *rs;
+		size_t n_rules = 1 + tap_below(&rng, 12);
+		size_t n_lines = round % 4 == 0 ? 3000 : 300;
+		char *state;
+
+		ga_buf_init(&rules);
+		for (size_t i = 0; i < n_rules; i++)
+			random_rule(&rng, &rules, (int)i);
+		src.name = "r.rules";
+		src.text = rules.data;
+		rs = ga_rules_load_sources(&src, 1, false, NULL);
+		/* no rank prefixes or control characters: the classifier
+		 * would match the line without them */
+		ga_buf_init(&log);
+		for (size_t l = 0; l < n_lines; l++) {
+			size_t words = 1 + tap_below(&rng, 8);
+
+			for (size_t w = 0; w < words; w++) {
+				const char *v = vocab[tap_below(&rng, 24)];
+
+				ga_buf_puts(&log, seps[tap_below(&rng, 12)]);
+				if (tap_below(&rng, 4) == 0) {
+					/* in another case */
+					for (const char *p = v; *p; p++)
+						ga_buf_putc(
+						        &log,
+						        (char)(*p ^
+						               (((*p | 32) >=
+						                         'a' &&
+						                 (*p | 32) <=
+						                         'z')
+						                        ? 32
+						                        : 0)));
+				} else {
+					ga_buf_puts(&log, v);
+				}
+				if (tap_below(&rng, 6) == 0)
+					ga_buf_printf(&log, "%d",
+					              (int)tap_below(&rng, 99));
+			}
+			ga_buf_putc(&log, tap_below(&rng, 10) ? '\n' : '\r');
+		}
+		if (!rs || !m) {
+			ok(false, "round %d: rules load", round);
+			diag("%s", rules.data);
+			bad++;
+			goto next;
+		}
+		state = state_of(rs, log.data, log.len);
+		sets++;
+		for (size_t i = 0; i < ga_ruleset_size(rs); i++) {
+			const char *id = ga_rule_id(ga_ruleset_rule(rs, i));
+			uint64_t want = reference_count(rs, i, m, log.data,
+			                                log.len),
+			         got = 0;
+			char key[80];
+			const char *at;
+
+			snprintf(key, sizeof(key),
+			         "{\"id\":\"%s\",\"count\":", id);
+			at = strstr(state, key);
+			if (at)
+				got = strtoull(at + strlen(key), NULL, 10);
+			matched += want;
+			if (got != want && bad++ < 3) {
+				is_int((long long)got, (long long)want,
+				       "round %d, rule %s: lines matched",
+				       round, id);
+				diag("%s", rules.data);
+			}
+		}
+		free(state);
+	next:
+		ga_ruleset_destroy(rs);
+		ga_buf_finish(&rules);
+		ga_buf_finish(&log);
+	}
+	ga_matcher_destroy(m);
+	is_int(bad, 0,
+	       "%d random rule sets: every line a rule matches is found", sets);
+	ok(matched > 500, "... and the rules matched (%llu lines)",
+	   (unsigned long long)matched);
 }
 
 int main(void)
@@ -252,5 +549,6 @@ int main(void)
 	test_basics();
 	test_resume();
 	test_property();
+	test_rules_property();
 	return tap_done();
 }

@@ -205,6 +205,83 @@ static void test_report(void)
 	ga_report_finish(&r);
 }
 
+/* The gloo case: rank 1 raises, rank 0 then fails in the next collective
+ * and may even exit first.  Both end within the same second. */
+static void test_root_across_ranks(void)
+{
+	struct ga_report r;
+	struct ga_task_report *t;
+	struct ga_buf j;
+	struct ga_report back;
+	const char *err = NULL;
+
+	ga_report_init(&r);
+	ga_report_set(&r.job_id, "77");
+	t = ga_report_add_task(&r);
+	t->task_id = 0;
+	t->end_time = 1000;
+	t->end_time_ns = 1000LL * 1000000000LL + 200000000LL;
+	feed_verdict("RuntimeError: [../third_party/gloo/gloo/transport/tcp/"
+	             "pair.cc:598] Connection closed by peer "
+	             "[10.0.0.2]:40000\n",
+	             1, &t->verdict, NULL);
+	t = ga_report_add_task(&r);
+	t->task_id = 1;
+	t->end_time = 1000;
+	t->end_time_ns = 1000LL * 1000000000LL + 700000000LL;
+	feed_verdict("Traceback (most recent call last):\n"
+	             "  File \"train.py\", line 9, in <module>\n"
+	             "KeyError: 'step'\n",
+	             1, &t->verdict, NULL);
+	is_str(ga_class_name(r.tasks[0].verdict.cls), "nccl",
+	       "rank 0's own verdict is the communication failure");
+	ga_report_choose_root(&r);
+	is_int(r.root_task, 1,
+	       "near-tie: the echo on rank 0 does not outrank rank 1");
+	is_str(ga_class_name(ga_report_class(&r)), "code_error",
+	       "the report's class is rank 1's exception");
+
+	/* Sub-second order decides between two causes of their own. */
+	feed_verdict("torch.OutOfMemoryError: CUDA out of memory.\n", 1,
+	             &r.tasks[0].verdict, NULL);
+	ga_report_choose_root(&r);
+	is_int(r.root_task, 0, "same second, earlier nanosecond end wins");
+
+	/* Far apart, the earlier end wins even for an echo. */
+	feed_verdict("RuntimeError: Connection closed by peer\n", 1,
+	             &r.tasks[0].verdict, NULL);
+	r.tasks[0].end_time = 900;
+	r.tasks[0].end_time_ns = 900LL * 1000000000LL;
+	ga_report_choose_root(&r);
+	is_int(r.root_task, 0, "100 s earlier: not a near-tie");
+
+	/* Without nanoseconds (an older report), seconds decide. */
+	r.tasks[0].end_time_ns = 0;
+	r.tasks[0].end_time = 1000;
+	r.tasks[1].end_time_ns = 0;
+	ok(ga_report_task_precedes(&r.tasks[1], &r.tasks[0]) &&
+	           !ga_report_task_precedes(&r.tasks[0], &r.tasks[1]),
+	   "whole seconds tie: the echo still loses");
+
+	r.tasks[1].end_time_ns = 1000LL * 1000000000LL + 123456789LL;
+	ga_buf_init(&j);
+	ga_report_write_json(&r, &j);
+	ok(strstr(j.data, "\"end_time_ns\":1000123456789") != NULL,
+	   "end_time_ns written when known");
+	ok(strstr(j.data, "\"end_time\":1000,\"capture") == NULL &&
+	           strstr(j.data, "\"end_time_ns\":0") == NULL,
+	   "end_time_ns left out when unknown");
+	ga_report_init(&back);
+	is_int(ga_report_parse_json(j.data, j.len, &back, &err), 0,
+	       "parses back (%s)", err ? err : "ok");
+	ok(back.n_tasks == 2 && back.tasks[1].end_time_ns == 1000123456789LL &&
+	           back.tasks[0].end_time_ns == 0,
+	   "end_time_ns round trip");
+	ga_report_finish(&back);
+	ga_buf_finish(&j);
+	ga_report_finish(&r);
+}
+
 int main(void)
 {
 	ga_log_set_sink(quiet, NULL);
@@ -214,6 +291,7 @@ int main(void)
 	test_json_parser();
 	test_state_transport();
 	test_report();
+	test_root_across_ranks();
 	ga_ruleset_destroy(rs);
 	return tap_done();
 }

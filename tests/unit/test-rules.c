@@ -180,6 +180,16 @@ static void test_errors(void)
 	             "[rule x]\nclass = nan\nmatch = abcd\nliteral = \" na\"\n",
 	             1, "literal ' na' is shorter than 4 bytes");
 	expect_error(
+	        "short literal between word boundaries",
+	        "[rule x]\nclass = nan\nmatch = abcd\nliteral = \\binf\\b\n", 1,
+	        "literal '\\binf\\b' is shorter than 4 bytes");
+	expect_error(
+	        "word boundary next to a blank",
+	        "[rule x]\nclass = nan\nmatch = abcd\nliteral = \"nan \\b\"\n",
+	        1,
+	        "t.rules:4: error: rule 'x': literal 'nan \\b': \\b must "
+	        "be next to a letter, digit or '_'");
+	expect_error(
 	        "neither match nor condition",
 	        "[rule x]\nclass = nan\nexit = failure\nhint = h\n", 1,
 	        "t.rules:1: error: rule 'x': needs at least one 'match ='");
@@ -289,6 +299,7 @@ static void test_accepts(void)
 	          "match = out of memory\n"
 	          "exclude = retry\n"
 	          "literal = \" nan \"\n"
+	          "literal = \" inf\\b\"\n"
 	          "exit = 1, 2 3\n"
 	          "caseless = yes\n"
 	          "hint = do this\n"
@@ -320,6 +331,8 @@ static void test_accepts(void)
 		 * `gpualert rules list`. */
 		ok(has_str(b.data, "literal = \" nan \"\n"),
 		   "format: quoted literal keeps its blanks");
+		ok(has_str(b.data, "literal = \" inf\\b\"\n"),
+		   "format: a word boundary as written");
 		ga_buf_finish(&b);
 	}
 	r = find_rule(l.rs, "status", NULL);
