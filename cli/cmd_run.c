@@ -276,20 +276,29 @@ int cmd_run(int argc, char **argv)
 		ga_task_conclude(&cfg, coll, &end, 1, getuid(), getgid(), false,
 		                 &r);
 		ga_report_choose_root(&r);
-		if (r.root_task >= 0 && r.tasks[0].log_path &&
-		    (alert.mode == GA_MODE_EMAIL ||
-		     alert.mode == GA_MODE_WEBHOOK)) {
-			char sname[GA_SPOOL_NAME_MAX + 1];
-			const char *logs[1] = {r.tasks[0].log_path};
+		{
+			/* Reserve first, then the files, then the report
+			 * (spool.h); failures are logged by the spool. */
+			const char *log = r.n_tasks ? r.tasks[0].log_path
+			                            : NULL;
+			bool files = r.root_task >= 0 && log &&
+			             (alert.mode == GA_MODE_EMAIL ||
+			              alert.mode == GA_MODE_WEBHOOK);
+			const char *logs[1] = {log};
+			struct ga_spool_slot slot;
 
-			if (ga_spool_report_name(&r, sname, sizeof(sname)) == 0)
-				(void)ga_artifacts_collect(
-				        cfg.spool_dir, sname, getuid(),
-				        getgid(), cwd, logs, 1,
-				        cfg.artifact_globs, cfg.attach_budget);
+			if (ga_spool_slot_open(&cfg, &r,
+			                       files ? cfg.attach_budget : 0,
+			                       &slot) == 0) {
+				if (slot.att_budget)
+					(void)ga_artifacts_collect(
+					        &slot, getuid(), getgid(), cwd,
+					        logs, 1, cfg.artifact_globs,
+					        cfg.collect_timeout_ms);
+				(void)ga_spool_slot_commit(&slot);
+			}
+			ga_spool_slot_close(&slot);
 		}
-		/* A failure is logged by the spool itself. */
-		(void)ga_spool_put_report(&cfg, &r);
 		if (getenv("GPUALERT_DEBUG"))
 			fprintf(stderr, "gpualert: run: %s: class %s\n", job,
 			        ga_class_name(ga_report_class(&r)));

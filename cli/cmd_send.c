@@ -39,6 +39,7 @@
 
 #define MAX_REPORTS_PER_CLAIM 10000
 #define MAX_BACKOFF_S (6 * 3600)
+#define RECONCILE_S 300
 
 static volatile sig_atomic_t stop_requested;
 
@@ -52,8 +53,10 @@ struct sender {
 	const char *dir;
 	struct ga_rate *rate;
 	bool flush; /* --now: every waiting job is complete */
-	unsigned sent, retried, dead;
-	int64_t next_wake; /* earliest next_try of a waiting claim */
+	unsigned sent, retried, dead, logged;
+	int64_t next_wake;  /* earliest next_try of a waiting claim */
+	int64_t reconciled; /* last ga_spool_reconcile */
+	unsigned removed_at_reconcile; /* sent + dead then */
 };
 
 static void usage(FILE *out)
@@ -114,10 +117,15 @@ static int claim_load(struct sender *s, const char *name, struct claim *c,
 {
 	char **names = NULL;
 	size_t n = 0;
+	uint32_t uid = 0;
+	bool have_uid;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
 	c->name = (char *)name;
+	/* The claim's uid (its job key has it); an older claim without one
+	 * takes its first report's. */
+	have_uid = ga_spool_name_uid(name, &uid) == 0;
 	snprintf(c->path, sizeof(c->path), "%s/out/%s", s->dir, name);
 	rc = ga_spool_list(s->dir, c->path + strlen(s->dir) + 1, &names, &n);
 	if (rc)
@@ -153,6 +161,21 @@ static int claim_load(struct sender *s, const char *name, struct claim *c,
 			ga_log(GA_LOG_ERROR, "gpualert: send: %s: %s", path,
 			       err ? err : strerror(-rc));
 			ga_report_finish(r);
+			continue;
+		}
+		if (!have_uid) {
+			uid = r->uid;
+			have_uid = true;
+		} else if (r->uid != uid) {
+			char reason[160];
+
+			/* Never merged into another user's message. */
+			snprintf(reason, sizeof(reason),
+			         "uid %" PRIu32 " differs from the job's uid "
+			         "%" PRIu32 ": not merged",
+			         r->uid, uid);
+			ga_report_finish(r);
+			ga_spool_separate(s->dir, name, names[i], reason);
 			continue;
 		}
 		c->report_names[c->n] = strndup(names[i], len - 5);
@@ -363,6 +386,7 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 		       "deliver",
 		       name);
 		ga_spool_mark_sent(s->dir, name, user, "(log-only)", now);
+		s->logged++;
 		goto out;
 	}
 	{
@@ -386,6 +410,22 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 	if (mode == GA_MODE_EMAIL) {
 		int64_t wait = ga_rate_wait(s->rate, user, now);
 
+		if (wait > 0 &&
+		    now - st.first_seen >= (int64_t)s->cfg.max_age_s) {
+			char reason[200];
+
+			/* Deferral is not an attempt, but it ends: max_age
+			 * holds for a message that never got its turn. */
+			snprintf(reason, sizeof(reason),
+			         "expired after %" PRId64 " s deferred by the "
+			         "rate limit ([mail] max_age = %u)",
+			         now - st.first_seen, s->cfg.max_age_s);
+			snprintf(st.last_error, sizeof(st.last_error), "%s",
+			         reason);
+			ga_spool_state_write(c.path, &st);
+			bury(s, &c, reason);
+			goto out;
+		}
 		if (wait > 0) {
 			/* Deferred, not dropped, and not an attempt. */
 			st.next_try = now + wait;
@@ -523,6 +563,9 @@ static int pass(struct sender *s)
 
 	s->next_wake = 0;
 	ga_spool_sweep_tmp(s->dir, now, 3600);
+	/* A writer holds att/NAME for at most its collect deadline: an hour
+	 * old without a report, it is an orphan. */
+	ga_spool_sweep_att(s->dir, now, 3600);
 	rc = ga_spool_scan_new(s->dir, &scan);
 	if (rc) {
 		ga_log(GA_LOG_ERROR, "gpualert: send: cannot read %s/new: %s",
@@ -558,6 +601,18 @@ static int pass(struct sender *s)
 	}
 	free(claims);
 	ga_admin_flush(&s->cfg, s->dir, now_s());
+	/* The writers keep the usage counters without scanning; the sender,
+	 * which removes entries, sets them to what the spool holds. */
+	if (s->sent + s->dead + s->logged != s->removed_at_reconcile ||
+	    now - s->reconciled >= RECONCILE_S) {
+		rc = ga_spool_reconcile(s->dir);
+		if (rc)
+			ga_log(GA_LOG_WARN,
+			       "gpualert: send: cannot update %s/usage: %s",
+			       s->dir, strerror(-rc));
+		s->reconciled = now;
+		s->removed_at_reconcile = s->sent + s->dead + s->logged;
+	}
 	return 0;
 }
 

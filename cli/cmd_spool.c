@@ -56,10 +56,20 @@ static int list(const char *dir)
 		cli_error("spool: cannot read %s/new: %s", dir, strerror(-rc));
 		return CLI_FAILURE;
 	}
-	for (size_t i = 0; i < scan.n_groups; i++)
+	for (size_t i = 0; i < scan.n_groups; i++) {
+		const struct ga_spool_group *g = &scan.groups[i];
+		char job[GA_SPOOL_NAME_MAX + 32];
+
+		/* The key is "<job>.u<uid>": shown as the job and its user. */
+		if (g->has_uid)
+			snprintf(job, sizeof(job), "%.*s (uid %u)",
+			         (int)strcspn(g->key, "."), g->key,
+			         (unsigned)g->uid);
+		else
+			snprintf(job, sizeof(job), "%s", g->key);
 		printf("new   %-24s %zu report(s), newest %" PRId64 " s ago\n",
-		       scan.groups[i].key, scan.groups[i].n_names,
-		       now - scan.groups[i].newest);
+		       job, g->n_names, now - g->newest);
+	}
 	ga_spool_scan_finish(&scan);
 
 	for (int pass = 0; pass < 2; pass++) {

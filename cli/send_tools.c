@@ -166,7 +166,11 @@ int send_render(const struct ga_config *cfg, const char *dir, const char *job)
 			return CLI_FAILURE;
 		}
 		for (size_t i = 0; i < scan.n_groups; i++) {
-			if (strcmp(scan.groups[i].key, job))
+			/* The key is "<job>.u<uid>"; the first match. */
+			if (n ||
+			    strncmp(scan.groups[i].key, job, strlen(job)) ||
+			    (scan.groups[i].key[strlen(job)] != '\0' &&
+			     scan.groups[i].key[strlen(job)] != '.'))
 				continue;
 			names = scan.groups[i].names;
 			n = scan.groups[i].n_names;

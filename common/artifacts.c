@@ -8,12 +8,14 @@
 #include <glob.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -28,7 +30,7 @@
 
 /* One record on the pipe from the reading child to the writing parent. */
 struct rec {
-	uint32_t kind; /* 'A' attached, 'S' skipped */
+	uint32_t kind; /* 'A' attached, 'S' skipped, 'E' end of the globs */
 	uint32_t name_len, path_len, reason_len;
 	uint64_t len;  /* bytes of data following */
 	uint64_t orig; /* size of the original file */
@@ -169,8 +171,10 @@ static void child_collect(int fd, const char *work_dir, const char *const *logs,
 	for (size_t i = 0; i < n_logs; i++)
 		if (logs[i] && *logs[i])
 			offer(fd, logs[i], &left, &count);
-	if (!globs || !*globs || !work_dir || chdir(work_dir) < 0)
+	if (!globs || !*globs || !work_dir || chdir(work_dir) < 0) {
+		send_rec(fd, 'E', "", "", "", "", 0, 0);
 		return;
+	}
 	copy = strdup(globs);
 	for (char *pat = copy ? strtok_r(copy, ",", &save) : NULL; pat;
 	     pat = strtok_r(NULL, ",", &save)) {
@@ -185,17 +189,21 @@ static void child_collect(int fd, const char *work_dir, const char *const *logs,
 			for (size_t i = 0; i < g.gl_pathc; i++) {
 				char full[PATH_MAX_LEN];
 
-				ga_path_printf(full, sizeof(full), "%s/%s",
-				               work_dir, g.gl_pathv[i]);
-				offer(fd,
-				      g.gl_pathv[i][0] == '/' ? g.gl_pathv[i]
-				                              : full,
-				      &left, &count);
+				/* A name too long for a path is not read: a
+				 * cut path would be another file. */
+				if (ga_path_printf(full, sizeof(full), "%s/%s",
+				                   work_dir, g.gl_pathv[i])) {
+					send_rec(fd, 'S', "-", g.gl_pathv[i],
+					         "path too long", "", 0, 0);
+					continue;
+				}
+				offer(fd, full, &left, &count);
 			}
 		}
 		globfree(&g);
 	}
 	free(copy);
+	send_rec(fd, 'E', "", "", "", "", 0, 0);
 }
 
 static int rm_cb(const char *path, const struct stat *st, int flag,
@@ -212,36 +220,124 @@ static void put_field(struct ga_buf *b, const char *s)
 		                                                        : *s);
 }
 
-int ga_artifacts_collect(const char *spool_dir, const char *name, uid_t uid,
-                         gid_t gid, const char *work_dir,
-                         const char *const *log_paths, size_t n_logs,
-                         const char *globs, uint64_t budget)
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read exactly LEN bytes from the non-blocking FD before DEADLINE
+ * (CLOCK_MONOTONIC ms).  Returns 0, -EIO at end of stream, -ETIMEDOUT or
+ * -errno. */
+static int read_until(int fd, void *buf, size_t len, int64_t deadline)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -EIO;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -errno;
+		{
+			struct pollfd pfd = {.fd = fd, .events = POLLIN};
+			int64_t left = deadline - mono_ms();
+
+			if (left <= 0)
+				return -ETIMEDOUT;
+			if (poll(&pfd, 1, (int)(left > 60000 ? 60000 : left)) <
+			            0 &&
+			    errno != EINTR)
+				return -errno;
+		}
+	}
+	return 0;
+}
+
+/* Reap PID, killed: a child stuck in the kernel (D state on a hung
+ * mount) dies only when the call returns, so it is waited for briefly
+ * and otherwise left as our unreaped child (its pid cannot be reused
+ * while it is). */
+static bool reap(pid_t pid, int *status, bool killed)
+{
+	for (int i = 0; i < (killed ? 20 : 1); i++) {
+		pid_t r = waitpid(pid, status, killed ? WNOHANG : 0);
+
+		if (r == pid)
+			return true;
+		if (r < 0 && errno != EINTR)
+			return false;
+		if (killed)
+			usleep(5000);
+		else
+			i--;
+	}
+	return false;
+}
+
+int ga_artifacts_collect(struct ga_spool_slot *slot, uid_t uid, gid_t gid,
+                         const char *work_dir, const char *const *log_paths,
+                         size_t n_logs, const char *globs, unsigned timeout_ms)
 {
 	char tmpdir[4096], dest[4096];
 	struct ga_buf manifest;
-	uint64_t total = 0;
+	uint64_t total = 0, budget;
 	unsigned n = 0;
-	int pfd[2], status, rc = 0;
+	int pfd[2], status = 0, rc = 0;
+	bool *seen = NULL, globs_done = false, timed_out = false;
+	const char *name;
+	int64_t deadline;
 	pid_t pid;
 
-	if (!ga_spool_name_ok(name))
+	if (!slot || !slot->att_held || slot->committed || !slot->att_budget)
 		return -EINVAL;
-	ga_path_printf(tmpdir, sizeof(tmpdir), "%s/tmp/att.%s.XXXXXX",
-	               spool_dir, name);
-	ga_path_printf(dest, sizeof(dest), "%s/att/%s", spool_dir, name);
-	if (!mkdtemp(tmpdir) &&
-	    (errno != ENOENT || ga_spool_prepare(spool_dir) ||
-	     (strcpy(tmpdir + strlen(tmpdir) - 6, "XXXXXX"),
-	      !mkdtemp(tmpdir)))) {
+	name = slot->name;
+	budget = slot->att_budget;
+	slot->att_used = 0;
+	rc = ga_path_printf(tmpdir, sizeof(tmpdir), "%s/tmp/att.%s.XXXXXX",
+	                    slot->dir, name);
+	if (!rc)
+		rc = ga_path_printf(dest, sizeof(dest), "%s/att/%s", slot->dir,
+		                    name);
+	if (rc) {
+		ga_log(GA_LOG_ERROR,
+		       "gpualert: spool: path too long: %s/att/%s", slot->dir,
+		       name);
+		return rc;
+	}
+	if (!mkdtemp(tmpdir)) {
 		rc = -errno;
 		ga_log(GA_LOG_ERROR, "gpualert: spool: cannot create %s: %s",
 		       tmpdir, strerror(errno));
 		return rc;
 	}
+	ga_buf_init(&manifest);
+	/* 0750 and the spool's owner: the sender reads and removes it. */
+	if (chmod(tmpdir, 0750) < 0 ||
+	    (slot->owner_set && chown(tmpdir, slot->owner, slot->group) < 0)) {
+		rc = -errno;
+		goto fail;
+	}
+	seen = calloc(n_logs ? n_logs : 1, sizeof(*seen));
+	if (!seen) {
+		rc = -ENOMEM;
+		goto fail;
+	}
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		rc = -errno;
 		goto fail;
 	}
+	deadline = mono_ms() + (timeout_ms ? timeout_ms : 5000);
 	pid = fork();
 	if (pid < 0) {
 		rc = -errno;
@@ -269,32 +365,52 @@ int ga_artifacts_collect(const char *spool_dir, const char *name, uid_t uid,
 		_exit(0);
 	}
 	close(pfd[1]);
-	ga_buf_init(&manifest);
+	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
 	for (;;) {
 		struct rec h;
 		char rname[NAME_MAX_LEN + 1], path[PATH_MAX_LEN + 1];
 		char reason[REASON_MAX_LEN + 1], fname[NAME_MAX_LEN + 8];
 		char *data = NULL;
+		int r = read_until(pfd[0], &h, sizeof(h), deadline);
 
-		if (ga_read_all(pfd[0], &h, sizeof(h)))
+		if (r == -ETIMEDOUT) {
+			timed_out = true;
+			break;
+		}
+		if (r)
 			break; /* end of stream */
 		/* The child runs as the user, who may have taken it over
 		 * (ptrace after setreuid): nothing it sends is trusted. */
-		if ((h.kind != 'A' && h.kind != 'S') ||
+		if ((h.kind != 'A' && h.kind != 'S' && h.kind != 'E') ||
 		    h.name_len > NAME_MAX_LEN || h.path_len > PATH_MAX_LEN ||
 		    h.reason_len > REASON_MAX_LEN || h.len > budget - total ||
-		    n >= GA_ARTIFACTS_MAX_FILES * 4 ||
-		    ga_read_all(pfd[0], rname, h.name_len) ||
-		    ga_read_all(pfd[0], path, h.path_len) ||
-		    ga_read_all(pfd[0], reason, h.reason_len) ||
-		    (h.len && (!(data = malloc((size_t)h.len)) ||
-		               ga_read_all(pfd[0], data, (size_t)h.len)))) {
-			free(data);
+		    n >= GA_ARTIFACTS_MAX_FILES * 4) {
 			rc = -EPROTO;
 			break;
 		}
+		if ((r = read_until(pfd[0], rname, h.name_len, deadline)) ||
+		    (r = read_until(pfd[0], path, h.path_len, deadline)) ||
+		    (r = read_until(pfd[0], reason, h.reason_len, deadline)) ||
+		    (h.len && (!(data = malloc((size_t)h.len)) ||
+		               (r = read_until(pfd[0], data, (size_t)h.len,
+		                               deadline))))) {
+			free(data);
+			if (r == -ETIMEDOUT)
+				timed_out = true;
+			else
+				rc = -EPROTO;
+			break;
+		}
 		rname[h.name_len] = path[h.path_len] = reason[h.reason_len] = 0;
+		if (h.kind == 'E') {
+			free(data);
+			globs_done = true;
+			continue;
+		}
 		n++;
+		for (size_t i = 0; i < n_logs; i++)
+			if (log_paths[i] && !strcmp(log_paths[i], path))
+				seen[i] = true;
 		if (h.kind == 'A') {
 			/* "NN-name", with the name reduced to spool-safe
 			 * characters: it becomes a file in the spool. */
@@ -333,24 +449,65 @@ int ga_artifacts_collect(const char *spool_dir, const char *name, uid_t uid,
 		}
 	}
 	close(pfd[0]);
-	if (rc)
+	if (rc || timed_out)
 		kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!rc && WIFEXITED(status) && WEXITSTATUS(status) == 2)
+	if (!reap(pid, &status, rc || timed_out))
+		ga_log(GA_LOG_WARN,
+		       "gpualert: spool: the file reader of %s (pid %d) is "
+		       "stuck in the kernel; left behind",
+		       name, (int)pid);
+	else if (!rc && !timed_out && WIFEXITED(status) &&
+	         WEXITSTATUS(status) == 2)
 		rc = -EPERM;
+	if (timed_out) {
+		char why[REASON_MAX_LEN + 1];
+
+		snprintf(why, sizeof(why),
+		         "not collected: still reading after %u ms "
+		         "([mail] collect_timeout_ms)",
+		         timeout_ms);
+		ga_log(GA_LOG_WARN,
+		       "gpualert: spool: %s: file reader killed after %u ms; "
+		       "the files not read are listed in the mail",
+		       name, timeout_ms);
+		for (size_t i = 0; i < n_logs; i++) {
+			if (seen[i] || !log_paths[i] || !*log_paths[i])
+				continue;
+			ga_buf_puts(&manifest, "S\t-\t0\t");
+			put_field(&manifest, why);
+			ga_buf_putc(&manifest, '\t');
+			put_field(&manifest, log_paths[i]);
+			ga_buf_putc(&manifest, '\n');
+		}
+		if (!globs_done && globs && *globs) {
+			ga_buf_puts(&manifest, "S\t-\t0\t");
+			put_field(&manifest, why);
+			ga_buf_putc(&manifest, '\t');
+			put_field(&manifest, work_dir ? work_dir : "");
+			ga_buf_putc(&manifest, '/');
+			put_field(&manifest, globs);
+			ga_buf_putc(&manifest, '\n');
+		}
+	}
 	if (!rc && manifest.failed)
 		rc = -ENOMEM;
 	if (!rc)
 		rc = ga_spool_write_file(tmpdir, "MANIFEST",
 		                         manifest.data ? manifest.data : "",
 		                         manifest.len);
-	ga_buf_finish(&manifest);
+	/* att/NAME is the slot's empty lock directory: rename(2) replaces
+	 * an empty directory. */
 	if (!rc && rename(tmpdir, dest) < 0)
 		rc = -errno;
-	if (!rc)
+	if (!rc) {
+		slot->att_used = total + manifest.len;
+		ga_buf_finish(&manifest);
+		free(seen);
 		return 0;
+	}
 fail:
+	ga_buf_finish(&manifest);
+	free(seen);
 	ga_log(GA_LOG_ERROR,
 	       "gpualert: spool: cannot collect the files of "
 	       "%s: %s (the report is spooled without them)",
@@ -412,7 +569,9 @@ int ga_artifacts_load(const char *att_dir, uint64_t max,
 	uint64_t used = 0;
 	int rc;
 
-	ga_path_printf(path, sizeof(path), "%s/MANIFEST", att_dir);
+	rc = ga_path_printf(path, sizeof(path), "%s/MANIFEST", att_dir);
+	if (rc)
+		return rc;
 	rc = ga_read_file(path, 1 << 20, &text, NULL);
 	if (rc == -ENOENT)
 		return 0;
@@ -438,8 +597,11 @@ int ga_artifacts_load(const char *att_dir, uint64_t max,
 			size_t len = 0;
 			const char *shown = f[1] + strcspn(f[1], "-");
 
-			ga_path_printf(path, sizeof(path), "%s/%s", att_dir,
-			               f[1]);
+			if (ga_path_printf(path, sizeof(path), "%s/%s", att_dir,
+			                   f[1])) {
+				rc = -ENAMETOOLONG;
+				break;
+			}
 			tmp = realloc(s->files,
 			              (s->n_files + 1) * sizeof(*tmp));
 			if (!tmp) {

@@ -13,34 +13,42 @@
 #include <sys/types.h>
 
 #include "mime.h"
+#include "spool.h"
 
 #define GA_ARTIFACTS_MAX_FILES 32
 
-/* Collect into SPOOL_DIR/att/NAME (NAME: the report's spool name without
- * ".json", ga_spool_report_name()):
+/* Collect into SLOT's att/NAME directory (SLOT: opened by
+ * ga_spool_slot_open with an attachment budget, not yet committed):
  *   1. each of the N_LOGS files in LOG_PATHS (the full logs), gzip-
  *      compressed when only that makes it fit;
  *   2. files in WORK_DIR matching GLOBS (comma-separated glob(3)
  *      patterns, relative, no ".."), in pattern order;
- * while their total stays within BUDGET bytes.  What does not fit or
+ * while their total stays within SLOT->att_budget bytes (reserved in the
+ * spool's accounting before anything is written).  What does not fit or
  * cannot be read is recorded in the MANIFEST with its size and the reason,
- * so the mail can list it.
+ * so the mail can list it.  SLOT->att_used is set to the bytes written.
  *
  * Privileges: when the caller is root and UID is not, the reading happens
  * in a forked child that has dropped to UID/GID (setgroups, setregid,
  * setreuid) with O_NOFOLLOW opens; it streams the files to the parent
  * through a pipe, and the parent -- which owns the spool -- writes them,
  * re-checking every size and name since the child runs as the user.  A
- * non-root caller reads with its own identity.  Call it before
- * ga_spool_put_report(): a report in new/ then always has its files.
+ * non-root caller reads with its own identity.  The files written are
+ * given to the spool directory's owner (spool.h, "Ownership").
  *
- * Returns 0 (even when some files were skipped), -ENOSPC/-EFBIG (the
- * spool caps), or -errno (fork, pipe, spool writes); on failure no att/
- * directory is left and the report can still be spooled without files. */
-int ga_artifacts_collect(const char *spool_dir, const char *name, uid_t uid,
-                         gid_t gid, const char *work_dir,
-                         const char *const *log_paths, size_t n_logs,
-                         const char *globs, uint64_t budget);
+ * Deadline: the child is killed (SIGKILL) TIMEOUT_MS after the fork
+ * whatever it is doing (a hung NFS or FUSE path blocks it in the kernel).
+ * The files it sent before are kept; each log it had not sent, and the
+ * globs when it had not finished them, are listed in the MANIFEST as not
+ * collected, with the deadline as the reason.
+ *
+ * Returns 0 (even when some files were skipped or the deadline passed), or
+ * -errno (fork, pipe, spool writes, -EINVAL for a slot without a budget);
+ * on failure att/NAME is left empty and the report can still be committed
+ * without files. */
+int ga_artifacts_collect(struct ga_spool_slot *slot, uid_t uid, gid_t gid,
+                         const char *work_dir, const char *const *log_paths,
+                         size_t n_logs, const char *globs, unsigned timeout_ms);
 
 /* What the sender reads back from one att/NAME directory. */
 struct ga_artifact_set {

@@ -65,6 +65,7 @@ static const struct key keys[] = {
          1024 * MiB},
         {"spool", "total_max", K_U64, F(spool_total_max), MiB,
          UINT64_C(1) << 40},
+        {"spool", "user_share", K_UINT, F(spool_user_share), 1, 100},
         {"spool", "quiet_period", K_UINT, F(spool_quiet_s), 0, 3600},
         {"mail", "smtp_url", K_STR, F(smtp_url), 0, 1024},
         {"mail", "tls", K_TLS, F(tls), 0, 0},
@@ -75,6 +76,8 @@ static const struct key keys[] = {
         {"mail", "timeout", K_UINT, F(timeout_s), 1, 3600},
         {"mail", "attach_budget", K_U64, F(attach_budget), 0, 100 * MiB},
         {"mail", "artifact_globs", K_STR, F(artifact_globs), 0, 4096},
+        {"mail", "collect_timeout_ms", K_UINT, F(collect_timeout_ms), 100,
+         600000},
         {"mail", "max_age", K_UINT, F(max_age_s), 60, 30 * 86400},
         {"mail", "retry_base", K_UINT, F(retry_base_s), 1, 86400},
         {"mail", "rate_per_user_hour", K_UINT, F(rate_per_user_hour), 1,
@@ -161,11 +164,13 @@ int ga_config_init(struct ga_config *cfg)
 	cfg->max_recipients = 5;
 	cfg->spool_entry_max = 4 * MiB;
 	cfg->spool_total_max = 1024 * MiB;
+	cfg->spool_user_share = 25;
 	cfg->spool_quiet_s = 45;
 	cfg->tls = GA_TLS_NONE;
 	cfg->connect_timeout_s = 10;
 	cfg->timeout_s = 60;
 	cfg->attach_budget = 2 * MiB;
+	cfg->collect_timeout_ms = 5000;
 	cfg->max_age_s = 3 * 86400;
 	cfg->retry_base_s = 60;
 	cfg->rate_per_user_hour = 20;

@@ -76,6 +76,8 @@ struct ga_config {
 	uint64_t spool_total_max; /* bytes in the whole spool */
 	unsigned spool_quiet_s;   /* a job is complete this long after
 					 * its last report (batch step: at once) */
+	/* percent of total_max the entries of one uid may use */
+	unsigned spool_user_share;
 
 	/* [mail] */
 	char *smtp_url; /* smtp://host:port or smtps:// */
@@ -95,6 +97,8 @@ struct ga_config {
 	char *subject_prefix; /* e.g. "[gpualert]"; "" for none */
 	char *footer;         /* one line above the signature */
 	char *help_url;       /* the site's help page, linked in the footer */
+	/* ms the file-reading child of a report may take (then killed) */
+	unsigned collect_timeout_ms;
 
 	/* [webhook] */
 	char *webhook_url;

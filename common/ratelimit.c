@@ -125,14 +125,20 @@ int ga_rate_record(struct ga_rate *r, const char *user, int64_t now)
 
 int ga_rate_load_log(struct ga_rate *r, const char *path, int64_t now)
 {
-	char line[1024], user[64];
+	char line[1024], user[64], claim[256], mid[300];
 	long long t;
 	FILE *f = fopen(path, "re");
 
 	if (!f)
 		return errno == ENOENT ? 0 : -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lld %63s", &t, user) != 2)
+		if (sscanf(line, "%lld %63s %255s %299s", &t, user, claim,
+		           mid) != 4)
+			continue;
+		/* Reports with nothing to send are recorded too (for dedup),
+		 * with a "(...)" note in place of a Message-ID ("(log-only)",
+		 * "(success, fail-only)"): only deliveries count. */
+		if (mid[0] == '(')
 			continue;
 		if (t > now - WINDOW && t <= now &&
 		    ga_rate_record(r, user, t)) {

@@ -31,7 +31,9 @@ int64_t ga_rate_wait(const struct ga_rate *r, const char *user, int64_t now);
 int ga_rate_record(struct ga_rate *r, const char *user, int64_t now);
 
 /* Feed the window from a sent.log ("TIME USER CLAIM MESSAGE-ID" lines) so
- * a restarted sender keeps counting.  Returns 0, or -errno other than
+ * a restarted sender keeps counting.  Only real deliveries count: lines
+ * whose MESSAGE-ID is a "(...)" note ("(log-only)", "(success,
+ * fail-only)": nothing was sent) are skipped.  Returns 0, or -errno other than
  * ENOENT. */
 int ga_rate_load_log(struct ga_rate *r, const char *path, int64_t now);
 

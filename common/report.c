@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,32 @@
 
 /* Tails travel only for the tasks a reader looks at first. */
 #define TAILS_IN_REPORT 4
+/* The longest string field a report keeps (bytes, before JSON escaping);
+ * longer values (a Hydra command line of 64 KiB) are cut on write and on
+ * read, the same way, so the reader accepts whatever the writer wrote. */
 #define STRING_MAX 4096
+
+/* VALUE cut to STRING_MAX bytes, ending in a marker that says how long
+ * it was; cut before a UTF-8 continuation byte, never inside a
+ * character.  Returns VALUE itself when it fits, else BUF (STRING_MAX + 1
+ * bytes). */
+static const char *bounded(const char *value, size_t len, char *buf)
+{
+	char mark[64];
+	int m;
+	size_t keep;
+
+	if (!value || len <= STRING_MAX)
+		return value;
+	m = snprintf(mark, sizeof(mark), " [... cut by gpualert: %zu bytes]",
+	             len);
+	keep = STRING_MAX - (size_t)m;
+	while (keep > 0 && ((unsigned char)value[keep] & 0xC0) == 0x80)
+		keep--;
+	memcpy(buf, value, keep);
+	memcpy(buf + keep, mark, (size_t)m + 1);
+	return buf;
+}
 
 void ga_report_init(struct ga_report *r)
 {
@@ -190,8 +216,10 @@ enum ga_class ga_report_class(const struct ga_report *r)
 static void key_str(struct ga_buf *out, int *first, const char *key,
                     const char *value)
 {
+	char buf[STRING_MAX + 1];
+
 	ga_json_key(out, first, key);
-	ga_json_str(out, value);
+	ga_json_str(out, bounded(value, value ? strlen(value) : 0, buf));
 }
 
 static void key_int(struct ga_buf *out, int *first, const char *key,
@@ -345,7 +373,10 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out)
 		if (t->verdict.tail &&
 		    ((long)i == r->root_task ||
 		     (task_failed(t) && tails < TAILS_IN_REPORT))) {
-			key_str(out, &tf, "tail", t->verdict.tail);
+			/* The tail is bounded by the classifier (lines
+			 * and bytes), not by STRING_MAX. */
+			ga_json_key(out, &tf, "tail");
+			ga_json_str(out, t->verdict.tail);
 			tails++;
 		}
 		ga_buf_putc(out, '}');
@@ -361,12 +392,15 @@ static int copy_str(const struct ga_json *o, const char *key, char **field,
                     bool required)
 {
 	const struct ga_json *v = ga_json_get(o, key);
+	char buf[STRING_MAX + 1];
 
 	if (!v || v->type == GA_JSON_NULL)
 		return required ? -EINVAL : 0;
-	if (v->type != GA_JSON_STRING || v->string_len > STRING_MAX)
+	if (v->type != GA_JSON_STRING)
 		return -EINVAL;
-	return ga_report_set(field, v->string);
+	/* A longer string (an older writer) is cut, not refused: a report
+	 * is never dead-lettered for its size. */
+	return ga_report_set(field, bounded(v->string, v->string_len, buf));
 }
 
 static int parse_evidence(const struct ga_json *arr, struct ga_evidence *ev,

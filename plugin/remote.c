@@ -411,15 +411,12 @@ int ga_remote_task_exit(spank_t sp)
 	return 0;
 }
 
-static void collect_files(const struct ga_report *r)
+static void collect_files(const struct ga_report *r, struct ga_spool_slot *slot)
 {
 	struct ga_plugin *p = &ga_plugin_state;
 	const char *logs[64];
 	size_t n = 0;
-	char name[GA_SPOOL_NAME_MAX + 1];
 
-	if (ga_spool_report_name(r, name, sizeof(name)) < 0)
-		return;
 	/* The root task's log first: it is the one the reader needs. */
 	if (r->tasks[r->root_task].log_path)
 		logs[n++] = r->tasks[r->root_task].log_path;
@@ -427,10 +424,9 @@ static void collect_files(const struct ga_report *r)
 		if ((long)i != r->root_task && r->tasks[i].log_path &&
 		    ga_status_failed(&r->tasks[i].verdict.status))
 			logs[n++] = r->tasks[i].log_path;
-	if (ga_artifacts_collect(p->cfg.spool_dir, name, R.uid, R.gid,
-	                         r->work_dir ? r->work_dir : "/", logs, n,
-	                         p->cfg.artifact_globs,
-	                         p->cfg.attach_budget) < 0)
+	if (ga_artifacts_collect(
+	            slot, R.uid, R.gid, r->work_dir ? r->work_dir : "/", logs,
+	            n, p->cfg.artifact_globs, p->cfg.collect_timeout_ms) < 0)
 		ga_log(GA_LOG_INFO,
 		       "gpualert: exit: step %s.%s: attachments not "
 		       "collected",
@@ -508,12 +504,23 @@ int ga_remote_exit(spank_t sp)
 	ga_plugin_kernel_evidence(sp, &r);
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	/* Files for the mail (the full logs, the admin's globs), read as the
-	 * user in a forked child: only when a notification will be sent about
-	 * a failure, since it reads user files while the step completes. */
-	if (r.root_task >= 0 &&
-	    (R.alert.mode == GA_MODE_EMAIL || R.alert.mode == GA_MODE_WEBHOOK))
-		collect_files(&r);
-	rc = ga_spool_put_report(&p->cfg, &r);
+	 * user in a forked child with a deadline: only when a notification
+	 * will be sent about a failure, since it reads user files while the
+	 * step completes.  The spool reserves room for them first. */
+	{
+		bool files = r.root_task >= 0 &&
+		             (R.alert.mode == GA_MODE_EMAIL ||
+		              R.alert.mode == GA_MODE_WEBHOOK);
+		struct ga_spool_slot slot;
+
+		rc = ga_spool_slot_open(
+		        &p->cfg, &r, files ? p->cfg.attach_budget : 0, &slot);
+		if (!rc && slot.att_budget)
+			collect_files(&r, &slot);
+		if (!rc)
+			rc = ga_spool_slot_commit(&slot);
+		ga_spool_slot_close(&slot);
+	}
 	if (rc < 0 &&
 	    (R.alert.mode == GA_MODE_EMAIL || R.alert.mode == GA_MODE_WEBHOOK))
 		slurm_spank_log(

@@ -3,9 +3,12 @@
  *
  *   spool-put SPOOL_DIR REPORT.json [WORK_DIR GLOBS BUDGET]
  *
- * Parses the report, optionally collects its logs and artifacts
- * (ga_artifacts_collect), then ga_spool_put_report.  Prints the return
- * code ("rc=0", "rc=-28") and exits 0 when it was 0. */
+ * Parses the report, opens a spool slot (with BUDGET bytes for the
+ * attachments when given), collects its logs and artifacts
+ * (ga_artifacts_collect), then commits.  Prints the return code ("rc=0",
+ * "rc=-28") and the entry's name, and exits 0 when it was 0.
+ * GPUALERT_SPOOL_TOTAL_MAX and GPUALERT_SPOOL_USER_SHARE override the
+ * caps. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +23,9 @@ int main(int argc, char **argv)
 {
 	struct ga_config cfg;
 	struct ga_report r;
+	struct ga_spool_slot slot;
 	const char *err = NULL;
-	char *text, name[256];
+	char *text;
 	size_t len;
 	int rc;
 
@@ -44,20 +48,32 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	free(text);
-	if (argc == 6) {
+	if (getenv("GPUALERT_SPOOL_TOTAL_MAX"))
+		cfg.spool_total_max = strtoull(
+		        getenv("GPUALERT_SPOOL_TOTAL_MAX"), NULL, 10);
+	if (getenv("GPUALERT_SPOOL_USER_SHARE"))
+		cfg.spool_user_share = (unsigned)strtoul(
+		        getenv("GPUALERT_SPOOL_USER_SHARE"), NULL, 10);
+	rc = ga_spool_slot_open(
+	        &cfg, &r, argc == 6 ? strtoull(argv[5], NULL, 10) : 0, &slot);
+	if (!rc && argc == 6 && slot.att_budget) {
 		const char **logs = calloc(r.n_tasks + 1, sizeof(*logs));
+		int crc;
 
-		for (size_t i = 0; i < r.n_tasks; i++)
+		for (size_t i = 0; logs && i < r.n_tasks; i++)
 			logs[i] = r.tasks[i].log_path;
-		ga_spool_report_name(&r, name, sizeof(name));
-		rc = ga_artifacts_collect(argv[1], name, r.uid, r.gid, argv[3],
-		                          logs, r.n_tasks, argv[4],
-		                          strtoull(argv[5], NULL, 10));
+		crc = ga_artifacts_collect(&slot, r.uid, r.gid, argv[3], logs,
+		                           r.n_tasks, argv[4],
+		                           cfg.collect_timeout_ms);
 		free(logs);
-		if (rc)
-			printf("collect rc=%d\n", rc);
+		if (crc)
+			printf("collect rc=%d\n", crc);
 	}
-	rc = ga_spool_put_report(&cfg, &r);
+	if (!rc)
+		rc = ga_spool_slot_commit(&slot);
+	if (!rc)
+		printf("name=%s\n", slot.name);
+	ga_spool_slot_close(&slot);
 	printf("rc=%d\n", rc);
 	ga_report_finish(&r);
 	ga_config_finish(&cfg);

@@ -1,6 +1,8 @@
 /* Backoff arithmetic and the sliding-window rate limiter. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "ga-config.h"
 #include "ratelimit.h"
@@ -62,6 +64,32 @@ int main(void)
 		   sent);
 	}
 	ga_rate_destroy(r);
+
+	/* Only real deliveries count: log-only lines of sent.log do not. */
+	{
+		char path[] = "/tmp/ga-rate-log.XXXXXX";
+		int fd = mkstemp(path);
+		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+		if (f) {
+			for (int i = 0; i < 50; i++)
+				fprintf(f, "%d alice %d.u1.0 (log-only)\n",
+				        100000 + i, i);
+			fprintf(f,
+			        "100050 alice 98.u1.0 (success, fail-only)\n");
+			fprintf(f, "100100 alice 99.u1.0 <m@x>\n");
+			fclose(f);
+		}
+		r = ga_rate_create(2, 500);
+		ok(r && ga_rate_load_log(r, path, 100200) == 0 &&
+		           ga_rate_wait(r, "alice", 100200) == 0,
+		   "50 log-only, 1 fail-only success and 1 mail: alice may send");
+		ga_rate_record(r, "alice", 100200);
+		ok(ga_rate_wait(r, "alice", 100201) > 0,
+		   "a second mail reaches her limit of 2");
+		ga_rate_destroy(r);
+		unlink(path);
+	}
 
 #ifdef GA_HAVE_CURL
 	ok(ga_smtp_classify(CURLE_OK, 250) == GA_SEND_OK, "250 ok");

@@ -681,11 +681,190 @@ def test_enospc():
     e.cleanup()
 
 
+def report_as(e, name, **fields):
+    rep = json.load(open(g("single.json")))
+    rep.update(fields)
+    p = os.path.join(e.root, name)
+    json.dump(rep, open(p, "w"))
+    return p
+
+
+def test_uids_never_merged():
+    e = Env()
+    smtp = Smtp(e.port, e.maildir).start()
+    try:
+        # Same job id, step and node, two users (what an array id taken
+        # from the environment used to forge): two names, two messages.
+        e.put(report_as(e, "a.json", job_id="8100", uid=1001, user="alice",
+                        recipients=["alice@example.org"]))
+        e.put(report_as(e, "v.json", job_id="8100", uid=1002, user="victor",
+                        recipients=["victor@example.org"]))
+        e.put(report_as(e, "a2.json", job_id="8100", uid=1001, user="alice",
+                        recipients=["alice@example.org"]))
+        ok(len(e.ls("new")) == 3 and
+           any(n.endswith(".u1001.2.json") for n in e.ls("new")),
+           "the same name again gets a suffix: nothing replaced", e.ls("new"))
+        r = e.send()
+        mails = e.mails()
+        ok(len(mails) == 2, "two users, two messages", r.stderr)
+        to = sorted(m["To"] for m in mails)
+        ok(to == ["alice@example.org", "victor@example.org"],
+           "each to its own user: %s" % to)
+        # A report planted into another uid's claim by name (its JSON says
+        # uid 1002): taken out of the message, never sent with it.
+        e.put(report_as(e, "b.json", job_id="8101", uid=1001, user="alice",
+                        recipients=["alice@example.org"]))
+        planted = report_as(e, "p.json", job_id="8101", uid=1002,
+                            user="victor", recipients=["victor@example.org"])
+        step = json.load(open(planted))["step_id"]
+        shutil.copy(planted, os.path.join(e.spool, "new",
+                                          "8101.%s.node08.u1001.json" % step))
+        r = e.send()
+        mails = e.mails()
+        ok(len(mails) == 3 and "victor" not in mails[-1]["To"],
+           "the planted report is not mailed", r.stderr)
+        dead = os.path.join(e.spool, "dead", "8101.%s.node08.u1001" % step)
+        ok(os.path.exists(os.path.join(dead, "reason")) and
+           "differs" in open(os.path.join(dead, "reason")).read(),
+           "it waits in dead/ with the reason", r.stderr)
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
+def test_sent_log_not_forged():
+    e = Env()
+    smtp = Smtp(e.port, e.maildir).start()
+    try:
+        e.put(report_as(e, "f.json", job_id="8200", mode="log",
+                        user="mallory\n1700000000 victim 9.0000000000000000 <x@y>"))
+        e.send()
+        lines = e.sent_lines()
+        ok(len(lines) == 1 and "mallory?1700000000?victim" in lines[0],
+           "a newline in the user cannot forge a sent.log line", lines)
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
+def test_rate_counts_deliveries_only():
+    e = Env()
+    smtp = Smtp(e.port, e.maildir).start()
+    try:
+        e.settings["mail.rate_per_user_hour"] = "2"
+        for i in range(4):
+            e.put(report_as(e, "l%d.json" % i, job_id=str(8300 + i),
+                            mode="log"))
+        e.send()
+        ok(len(e.sent_lines()) == 4 and len(e.mails()) == 0,
+           "4 log-only reports recorded, nothing mailed")
+        e.put(report_as(e, "m.json", job_id="8310"))
+        r = e.send()   # a fresh sender: reads sent.log
+        ok(len(e.mails()) == 1 and e.ls("out") == [],
+           "log-only reports do not count toward the mail limit", r.stderr)
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
+def test_deferral_ends():
+    e = Env()
+    smtp = Smtp(e.port, e.maildir).start()
+    try:
+        e.settings["mail.rate_per_user_hour"] = "1"
+        e.settings["mail.max_age"] = "60"
+        for i in range(2):
+            e.put(report_as(e, "d%d.json" % i, job_id=str(8400 + i)))
+        r = e.send()
+        out = e.ls("out")
+        ok(len(e.mails()) == 1 and len(out) == 1 and "rate limit" in r.stderr,
+           "the second message is deferred", r.stderr)
+        # It has waited past max_age (first seen 2 minutes ago).
+        st = os.path.join(e.spool, "out", out[0], "state") if out else ""
+        if st:
+            text = open(st).read()
+            text = "\n".join("first_seen=%d" % (time.time() - 120)
+                             if l.startswith("first_seen=") else
+                             "next_try=0" if l.startswith("next_try=") else l
+                             for l in text.splitlines()) + "\n"
+            open(st, "w").write(text)
+        r = e.send()
+        ok(e.ls("out") == [] and len(e.ls("dead")) == 1 and
+           len(e.mails()) == 1,
+           "deferred past max_age: dead-lettered, not kept forever", r.stderr)
+        reason = glob.glob(os.path.join(e.spool, "dead", "*", "reason"))
+        ok(reason and "rate limit" in open(reason[0]).read(),
+           "the reason says so")
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
+def test_long_command_line():
+    e = Env()
+    smtp = Smtp(e.port, e.maildir).start()
+    try:
+        cmd = "python train.py " + " ".join(
+            "+model.layers.%d.dim=%d" % (i, 4096) for i in range(3000))
+        ok(len(cmd) > 65536, "a Hydra-style command line of %d bytes" % len(cmd))
+        r = e.put(report_as(e, "h.json", job_id="8500", command=cmd))
+        ok("rc=0" in r.stdout, "spooled", r.stdout + r.stderr)
+        r = e.send()
+        mails = e.mails()
+        ok(len(mails) == 1 and e.ls("dead") == [],
+           "delivered, not dead-lettered for its size", r.stderr)
+        if mails:
+            body = mails[0].get_body(("plain",)).get_content()
+            ok("+model.layers.0.dim=4096" in body and "cut by gpualert" in body,
+               "the command's start and the cut marker are in the mail")
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
+def test_no_starvation():
+    e = Env()
+    smtp = Smtp(e.port, e.maildir).start()
+    try:
+        env = dict(os.environ, GPUALERT_SPOOL_TOTAL_MAX=str(1 << 20),
+                   GPUALERT_SPOOL_USER_SHARE="25")
+        def put_big(name, job, uid, user):
+            rep = json.load(open(g("single.json")))
+            rep.update(job_id=str(job), uid=uid, user=user,
+                       recipients=["%s@example.org" % user])
+            rep["tasks"][1]["tail"] = "x" * 200000
+            p = os.path.join(e.root, name)
+            json.dump(rep, open(p, "w"))
+            return subprocess.run([SPOOL_PUT, e.spool, p], capture_output=True,
+                                  text=True, env=env)
+        rcs = [put_big("m%d.json" % i, 8600 + i, 1001, "mallory").stdout
+               for i in range(8)]
+        ok(sum("rc=0" in r for r in rcs) == 1 and
+           sum("rc=-28" in r for r in rcs) == 7,
+           "eight large reports of one user: one fits its share of the "
+           "spool, the rest are refused", rcs)
+        r = put_big("v.json", 8700, 1002, "victor")
+        ok("rc=0" in r.stdout, "another user's report still fits",
+           r.stdout + r.stderr)
+        r = e.send()
+        ok(len(e.mails()) == 2, "both delivered", r.stderr)
+        r = put_big("m9.json", 8609, 1001, "mallory")
+        ok("rc=0" in r.stdout,
+           "once delivered, the share is free again (reconciled by send)",
+           r.stdout + r.stderr)
+    finally:
+        smtp.stop()
+        e.cleanup()
+
+
 for t in (test_delivery_and_structure, test_merge_and_array, test_quiet_period,
           test_down_then_up, test_451_then_ok, test_550, test_hang,
           test_tls_required, test_starttls_verified, test_credentials_mode, test_killed_mid_delivery,
           test_sigterm_service, test_rate_limit, test_webhook,
-          test_personal_webhook_and_fail_only, test_enospc):
+          test_personal_webhook_and_fail_only, test_enospc,
+          test_uids_never_merged, test_sent_log_not_forged,
+          test_rate_counts_deliveries_only, test_deferral_ends,
+          test_long_command_line, test_no_starvation):
     print("#", t.__name__, flush=True)
     try:
         t()
