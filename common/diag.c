@@ -27,6 +27,9 @@ void ga_diag_finish(struct ga_diag *d)
 
 static void add(struct ga_diag *d, enum ga_log_level level, const char *file,
                 unsigned line, const char *fmt, va_list ap)
+        __attribute__((format(printf, 5, 0)));
+static void add(struct ga_diag *d, enum ga_log_level level, const char *file,
+                unsigned line, const char *fmt, va_list ap)
 {
 	struct ga_buf b;
 	char **tmp;

@@ -62,7 +62,7 @@ static void sink_slurmd(enum ga_log_level level, const char *msg, void *ctx)
 		slurm_debug("%s", msg);
 }
 
-int ga_plugin_configure(int ac, char **av, bool loud)
+int ga_plugin_configure(int ac, char **av)
 {
 	struct ga_plugin *p = &ga_plugin_state;
 	const char *path = GA_DEFAULT_CONFIG;
@@ -97,7 +97,6 @@ int ga_plugin_configure(int ac, char **av, bool loud)
 		(void)ga_config_set(&p->cfg, key, eq + 1, "plugstack.conf",
 		                    &diag);
 	}
-	(void)loud;
 	ga_diag_finish(&diag);
 	p->cfg_ready = true;
 	return 0;
@@ -138,13 +137,13 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		/* Once per slurmd start: the place to tell the admin about a
 		 * broken config or plugstack line. */
 		ga_log_set_sink(sink_slurmd, NULL);
-		ga_plugin_configure(ac, av, true);
+		ga_plugin_configure(ac, av);
 		return 0;
 	case S_CTX_JOB_SCRIPT:
 	case S_CTX_ERROR:
 		return 0;
 	}
-	if (ga_plugin_configure(ac, av, false) < 0)
+	if (ga_plugin_configure(ac, av) < 0)
 		return 0;
 	if (spank_option_register(sp, &gpualert_option) != ESPANK_SUCCESS)
 		ga_log(GA_LOG_ERROR,

@@ -19,6 +19,8 @@ static unsigned tap_n;
 static unsigned tap_failed;
 
 static inline void tap_vreport(bool pass, const char *fmt, va_list ap)
+        __attribute__((format(printf, 2, 0)));
+static inline void tap_vreport(bool pass, const char *fmt, va_list ap)
 {
 	tap_n++;
 	if (!pass)
