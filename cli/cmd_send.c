@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert send: deliver the spooled reports (README.md, "Delivery").
  *
  * One pass: claim the jobs whose reports are complete (new/ -> out/),

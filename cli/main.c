@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert: classify GPU job failures, wrap commands, deliver reports. */
 #include <errno.h>
 #include <limits.h>

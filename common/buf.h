@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A growable byte buffer, always NUL-terminated for convenience. */
 #ifndef GPUALERT_COMMON_BUF_H
 #define GPUALERT_COMMON_BUF_H

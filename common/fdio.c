@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "fdio.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small I/O helpers every module needs: complete reads and writes that
  * retry on EINTR, and path formatting that refuses to truncate. */
 #ifndef GPUALERT_COMMON_FDIO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON output helpers.  Reports travel as JSON (README.md, "Report
  * schema"); everything written here is valid UTF-8 whatever the input. */
 #ifndef GPUALERT_COMMON_JSON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "prefilter.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The structured report: what gpualert knows about one step (Slurm) or
  * one wrapped command (gpualert run), in a versioned JSON schema that the
  * spool carries to `gpualert send` (README.md, "Report schema").

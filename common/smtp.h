@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Delivery over SMTP (libcurl, the way curl's docs/examples/smtp-tls.c
  * shows) and the classification of what went wrong, which decides between
  * retrying later and the dead-letter folder.

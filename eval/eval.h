@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The evaluation harness: score gpualert and two baselines on labelled
  * logs.
  *

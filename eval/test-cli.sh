@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end test (TAP) of `gpualert eval` on the fixtures in eval/testdata.
 # Usage: test-cli.sh GPUALERT TESTDATA_DIR
 set -u

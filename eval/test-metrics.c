@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests (TAP) of the evaluation's metrics and baselines. */
 #include <math.h>
 #include <stdarg.h>

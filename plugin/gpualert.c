@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert SPANK plugin: the hooks, dispatched per context.
  *
  * An observer never breaks the job: every hook returns 0 except the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* srun, sbatch, salloc: reject a bad --gpualert value at submission, with
  * a message, so it is never discovered later on the node. */
 #include "plugin.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared state of the SPANK plugin.  Only gpualert.c sees Slurm's hook
  * names; local.c and remote.c implement one context each.  Nothing here is
  * exported (plugin/gpualert.lds). */

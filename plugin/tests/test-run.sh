@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # gpualert run: exit status passthrough, durable log, spooled verdict.
 GA=$1
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Build the libFuzzer targets with clang (address and undefined-behaviour
 # sanitizers) into their own build directory and run each for SECONDS.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The spool: durable writes, caps, grouping, claims, state, dead letters,
  * and artifact collection with the attachment budget. */
 #include <dirent.h>

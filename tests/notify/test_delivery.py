@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Integration tests of `gpualert send` against a real SMTP server
 (aiosmtpd) and a real HTTP server on loopback, started here.  TAP output.
 

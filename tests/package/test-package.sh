@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/package/test-package.sh [BASE_PORT]
 #
 # The Debian packages as an admin gets them: build them from a copy of the

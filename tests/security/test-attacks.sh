@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/security/test-attacks.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
 #
 # The trust boundary, attacked on a real Slurm lab with gpualert loaded:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/lab.sh -- a throwaway Slurm 22.05 cluster on loopback for gpualert tests.
 #
 #   lab.sh start | stop | status | env

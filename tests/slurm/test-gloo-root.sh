@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/test-gloo-root.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
 #
 # Root cause across nodes with a real torch.distributed run: a 2-node

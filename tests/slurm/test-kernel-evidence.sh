@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/test-kernel-evidence.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
 #
 # GPU faults the job's output cannot show, on a real Slurm with a real

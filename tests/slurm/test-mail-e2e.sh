@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/test-mail-e2e.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
 #
 # End to end on a real Slurm with a real SMTP server: a job that asked

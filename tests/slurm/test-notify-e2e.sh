@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/test-notify-e2e.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
 #
 # Notifications people act on, on a real Slurm with a real SMTP server

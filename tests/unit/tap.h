@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A minimal TAP producer for the unit tests (meson `protocol : 'tap'`).
  *
  * One test executable per module; each includes this header once.  Checks

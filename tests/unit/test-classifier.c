@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The streaming classifier: chunking independence, log quirks (colour
  * codes, rank prefixes, progress bars, long lines, NUL bytes), the tail,
  * and the ordering of evidence into a verdict. */

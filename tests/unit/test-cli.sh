@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/unit/test-cli.sh GPUALERT SPOOL_PUT SOURCE_ROOT
 # The command as a Unix user meets it: named paths that do not exist are
 # errors, --set errors are usage errors that name the option, every

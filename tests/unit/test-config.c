@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert.conf: the shipped file parses cleanly, every bound is enforced
  * with a FILE:LINE message, and plugstack-style overrides work. */
 #include "config.h"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/unit/test-install.sh BUILD_DIR SYSCONFDIR
 # `meson install` twice into a scratch DESTDIR, with the settings edited in
 # between: the second install keeps the edits (gpualert.conf and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The streaming line reader: segments, line numbers and counts must not
  * depend on how the input is split into chunks. */
 #include "linereader.h"

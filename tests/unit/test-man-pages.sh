@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/unit/test-man-pages.sh GPUALERT DOC_BUILD_DIR SOURCE_ROOT
 # The man pages against the code: every example of gpualert-rules(5) and
 # the annotated example of rules/README.md pass `gpualert rules check`,

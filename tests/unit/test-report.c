@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The report model and the state transport: JSON round trips, the root
  * cause, and untrusted input rejected or bounded. */
 #include "report.h"
