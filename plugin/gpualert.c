@@ -36,8 +36,9 @@ static struct spank_option gpualert_option = {
 static void sink_remote(enum ga_log_level level, const char *msg, void *ctx)
 {
 	(void)ctx;
-	/* slurm_error in slurmstepd lands in the user's output: keep internal
-	 * problems in slurmd.log (SLURM-NOTES §5). */
+	/* In slurmstepd slurm_error() goes to the user's output as well as
+	 * slurmd.log, slurm_info() only to slurmd.log (Slurm 22.05): keep
+	 * internal problems out of the job's output. */
 	if (level <= GA_LOG_INFO)
 		slurm_info("%s", msg);
 	else
