@@ -7,6 +7,7 @@
 
 #include "ga-config.h"
 #include "json.h"
+#include "util.h"
 
 /* Tails travel only for the tasks a reader looks at first. */
 #define TAILS_IN_REPORT 4
@@ -37,7 +38,7 @@ void ga_report_finish(struct ga_report *r)
 	        &r->script,        &r->notify,        &r->webhook_url,
 	        &r->webhook_format};
 
-	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+	for (size_t i = 0; i < GA_ARRAY_LEN(strings); i++)
 		free(*strings[i]);
 	for (size_t i = 0; i < r->n_recipients; i++)
 		free(r->recipients[i]);
@@ -583,7 +584,7 @@ int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
 		goto out;
 	}
 	r->schema = (int)n;
-	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+	for (size_t i = 0; i < GA_ARRAY_LEN(strings); i++) {
 		char **field = (char **)((char *)r + strings[i].offset);
 
 		if (copy_str(root, strings[i].key, field, strings[i].required) <

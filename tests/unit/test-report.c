@@ -10,6 +10,7 @@
 #include "json.h"
 #include "log.h"
 #include "tap.h"
+#include "util.h"
 
 static struct ga_ruleset *rs;
 
@@ -67,7 +68,7 @@ static void test_json_parser(void)
 	        "\"a\x01\"", "\"\xff\"",    "1 2",
 	        "tru",       "{\"a\":1}}",  "[01x]",
 	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < GA_ARRAY_LEN(bad); i++) {
 		err = NULL;
 		v = ga_json_parse(bad[i], strlen(bad[i]), &err);
 		ok(v == NULL && err != NULL, "rejected: '%s' (%s)", bad[i],
