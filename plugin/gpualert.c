@@ -96,8 +96,10 @@ int ga_plugin_configure(int ac, char **av)
 		}
 		memcpy(key, av[i], (size_t)(eq - av[i]));
 		key[eq - av[i]] = '\0';
-		(void)ga_config_set(&p->cfg, key, eq + 1, "plugstack.conf",
-		                    &diag);
+		/* A bad key or value is in DIAG, logged: the rest still apply. */
+		if (ga_config_set(&p->cfg, key, eq + 1, "plugstack.conf",
+		                  &diag) < 0)
+			continue;
 	}
 	ga_diag_finish(&diag);
 	p->cfg_ready = true;

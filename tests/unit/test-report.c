@@ -31,7 +31,8 @@ static void feed_verdict(const char *log, int code, struct ga_verdict *v,
 	ga_classifier_feed(c, log, strlen(log));
 	if (state)
 		ga_classifier_write_state(c, state);
-	ga_classifier_finish(c, &st, v);
+	if (ga_classifier_finish(c, &st, v) < 0)
+		ok(false, "ga_classifier_finish");
 	ga_classifier_destroy(c);
 }
 
@@ -106,7 +107,7 @@ static void test_state_transport(void)
 	is_int(ga_classifier_read_state(c, state.data, state.len, &err), 0,
 	       "state read back");
 	ga_status_from_int(&st, 1);
-	ga_classifier_finish(c, &st, &via);
+	is_int(ga_classifier_finish(c, &st, &via), 0, "finish after the state");
 	is_str(ga_class_name(via.cls), ga_class_name(direct.cls),
 	       "same class through the transport");
 	is_str(via.rule, direct.rule, "same rule");
