@@ -465,7 +465,7 @@ static void parse_record(const struct ga_json *o, struct ga_task_record *rec)
 	rec->present = true;
 	kind = ga_json_get_str(o, "kind");
 	rec->is_log = kind && !strcmp(kind, "log");
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < GA_ARRAY_LEN(names); i++)
 		if (ga_json_get_int(o, names[i], &n) && n >= 0)
 			*fields[i] = (uint64_t)n;
 }
