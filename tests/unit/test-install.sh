@@ -7,9 +7,7 @@
 # Prints TAP.
 set -u
 BUILD=$1; ETC=$2
-n=0; fails=0
-ok()  { n=$((n+1)); echo "ok $n - $*"; }
-nok() { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
+. "$(dirname "$0")/../tap.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 conf=$tmp$ETC/gpualert/gpualert.conf
 plug=$tmp$ETC/slurm/plugstack.conf.d/gpualert.conf
@@ -30,5 +28,4 @@ if [ -f "$plug" ]; then
 		nok "plugstack snippet overwritten"
 fi
 rm -f "$tmp.log"
-echo "1..$n"
-[ "$fails" = 0 ]
+tap_done
