@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the gpualert and gpualert-send executables. */
 #include <errno.h>
 #include <stdarg.h>

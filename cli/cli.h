@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The gpualert command: one file per subcommand, dispatched by main.c. */
 #ifndef GPUALERT_CLI_CLI_H
 #define GPUALERT_CLI_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert classify: read a log, print the verdict. */
 #include <errno.h>
 #include <fcntl.h>

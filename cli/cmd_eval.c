@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert eval: score gpualert and two baselines on labelled logs. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert rules check|list: what admins run after editing rules.d. */
 #include <getopt.h>
 #include <stdio.h>

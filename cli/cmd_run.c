@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert run: wrap any command the way the plugin wraps a Slurm task,
  * with the same code (common/task.h): the output file followed or the
  * durable log created before the command starts, output passed on byte

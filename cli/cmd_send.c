@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert send: deliver the spooled reports (README.md, "Delivery").
  *
  * One pass: claim the jobs whose reports are complete (new/ -> out/),
@@ -27,6 +28,7 @@
 #include "buf.h"
 #include "chat.h"
 #include "cli.h"
+#include "clock.h"
 #include "config.h"
 #include "ga-config.h"
 #include "log.h"
@@ -85,9 +87,11 @@ static void usage(FILE *out)
 	        "logged and kept for retry; they do not change the exit status.\n");
 }
 
+/* The sender's clock: time(2), or GPUALERT_TEST_NOW in tests, so retry
+ * and quiet-period tests move the clock instead of sleeping. */
 static int64_t now_s(void)
 {
-	return (int64_t)time(NULL);
+	return (int64_t)ga_clock_now();
 }
 
 /* The reports of a claim, parsed. */
@@ -715,7 +719,7 @@ int cmd_send(int argc, char **argv)
 		config = GA_DEFAULT_CONFIG;
 	c = ga_config_load(&s.cfg, config, &diag);
 	if (c == -ENOENT && !getenv("GPUALERT_CONFIG") &&
-	    config == (const char *)GA_DEFAULT_CONFIG)
+	    !strcmp(config, GA_DEFAULT_CONFIG))
 		c = 0; /* no config file: the defaults */
 	/* --set errors are usage errors: they blame the option (exit 2). */
 	for (size_t i = 0; i < n_sets && !c; i++) {

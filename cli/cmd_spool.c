@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert spool list|requeue: what waits, what is being retried, what is
  * dead, and a way to retry a dead letter.  Run it as the spool's owner
  * (runuser -u gpualert -- gpualert spool list). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert stats: failures by class, node, GPU, user and partition over a
  * period, from the sender's history (SPOOL/stats.log) and the reports
  * still waiting in SPOOL/new.  A node with repeated gpu_hw verdicts is

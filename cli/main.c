@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert: classify GPU job failures, wrap commands, deliver reports. */
 #include <errno.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include "cli.h"
 #include "ga-config.h"
 #include "log.h"
+#include "util.h"
 
 #ifdef GA_HAVE_CURL
 /* `gpualert send` lives in its own executable, gpualert-send: libcurl and
@@ -71,7 +73,7 @@ static const struct command commands[] = {
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: gpualert COMMAND [ARGS...]\n\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < GA_ARRAY_LEN(commands); i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name,
 		        commands[i].summary);
 	fprintf(out, "\n`gpualert COMMAND --help` describes a command.\n"
@@ -95,7 +97,7 @@ int main(int argc, char **argv)
 	}
 	if (getenv("GPUALERT_DEBUG"))
 		ga_log_set_level(GA_LOG_DEBUG);
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+	for (size_t i = 0; i < GA_ARRAY_LEN(commands); i++) {
 		char prog[64];
 
 		if (strcmp(argv[1], commands[i].name))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert-send: `gpualert send`, in an executable of its own so that only
  * the delivery side links libcurl (see exec_send in main.c). */
 #include "cli.h"

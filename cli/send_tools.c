@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert send --render JOB and --test ADDR: look at what the sender
  * would send, and try the relay, without touching the spool. */
 #include <curl/curl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "admin_notify.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The admin channel: hardware verdicts reported to the site ([admin] mail
  * and webhook), once per node and GPU per [admin] period.
  *

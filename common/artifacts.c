@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "artifacts.h"
 
 #include <dirent.h>
@@ -348,8 +349,10 @@ int ga_artifacts_collect(struct ga_spool_slot *slot, uid_t uid, gid_t gid,
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_RDWR);
 
-		/* spank(8)/STYLE.md point 10: drop every privilege before
-		 * opening anything of the user's. */
+		/* Drop supplementary groups, then the gid, then the uid,
+		 * before opening anything the user controls: a root hook that
+		 * opens user paths with its own credentials reads what the
+		 * user may not. */
 		if (devnull >= 0)
 			dup2(devnull, 0);
 		for (int fd = 3; fd < 1024; fd++)

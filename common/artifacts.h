@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Files sent along with a report: the job's full logs and the artifacts
  * matched by the admin's globs in the job's working directory.
  *

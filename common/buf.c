@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "buf.h"
 
 #include <errno.h>

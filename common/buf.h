@@ -1,9 +1,12 @@
+/* SPDX-License-Identifier: MIT */
 /* A growable byte buffer, always NUL-terminated for convenience. */
 #ifndef GPUALERT_COMMON_BUF_H
 #define GPUALERT_COMMON_BUF_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "util.h"
 
 struct ga_buf {
 	char *data; /* NUL-terminated; NULL until the first append */
@@ -33,10 +36,11 @@ void ga_buf_put_markup(struct ga_buf *b, const char *s, size_t len);
 /* Hand the data over to the caller (who frees it) and reset B.  Returns
  * NULL if any append failed (the data is freed then). Returns "" (heap) for
  * an empty buffer. */
-char *ga_buf_steal(struct ga_buf *b);
+GA_MUST_CHECK char *ga_buf_steal(struct ga_buf *b);
 
 /* Read the whole file at PATH, at most MAX bytes (-EFBIG past that).
  * Returns 0 or -errno; on success *OUT is heap memory, NUL-terminated. */
-int ga_read_file(const char *path, size_t max, char **out, size_t *out_len);
+GA_MUST_CHECK int ga_read_file(const char *path, size_t max, char **out,
+                               size_t *out_len);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Capture of a task's output, out of the task's data path wherever
  * possible.
  *

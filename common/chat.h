@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Chat destinations: the admin's [webhook] url or a user's own webhook
  * (--gpualert=webhook:[FORMAT:]URL), the payload each format expects, and
  * the host check that keeps user-given URLs to the hosts the admin lists.

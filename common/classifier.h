@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The streaming classifier: feed a log in chunks of any size, then ask
  * why the job ended.
  *

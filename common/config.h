@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert.conf: the admin's settings (the INI dialect of ini.h;
  * etc/gpualert.conf and gpualert.conf(5) document every key).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "diag.h"
 
 #include <stdarg.h>
@@ -25,6 +26,9 @@ void ga_diag_finish(struct ga_diag *d)
 	d->n = 0;
 }
 
+static void add(struct ga_diag *d, enum ga_log_level level, const char *file,
+                unsigned line, const char *fmt, va_list ap)
+        __attribute__((format(printf, 5, 0)));
 static void add(struct ga_diag *d, enum ga_log_level level, const char *file,
                 unsigned line, const char *fmt, va_list ap)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Diagnostics of a parser: every problem as "file:LINE: message", kept for
  * the caller (`gpualert rules check` prints them) and logged. */
 #ifndef GPUALERT_COMMON_DIAG_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Compile data files into C string literals, so that the binaries work
 wherever they are installed.
 

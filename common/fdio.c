@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "fdio.h"
 
 #include <errno.h>
@@ -5,15 +6,15 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "util.h"
+
 int ga_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = GA_RETRY_EINTR(write(fd, p, len));
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0)
 			return -errno;
 		if (n == 0)
@@ -43,12 +44,7 @@ int ga_read_all(int fd, void *buf, size_t len)
 
 ssize_t ga_read_some(int fd, void *buf, size_t len)
 {
-	ssize_t n;
-
-	do
-		n = read(fd, buf, len);
-	while (n < 0 && errno == EINTR);
-	return n;
+	return GA_RETRY_EINTR(read(fd, buf, len));
 }
 
 int ga_path_printf(char *buf, size_t size, const char *fmt, ...)
@@ -59,5 +55,11 @@ int ga_path_printf(char *buf, size_t size, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(buf, size, fmt, ap);
 	va_end(ap);
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+	if (n < 0 || (size_t)n >= size) {
+		/* Never leave a prefix that names another file. */
+		if (size)
+			buf[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	return 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "ini.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one INI dialect of gpualert: gpualert.conf and the rules files.
  *
  * - A line ends at '\n' (a '\r' before it is dropped) and holds at most

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON output helpers.  Reports travel as JSON (README.md, "Report
  * schema"); everything written here is valid UTF-8 whatever the input. */
 #ifndef GPUALERT_COMMON_JSON_H
@@ -8,6 +9,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "util.h"
 
 /* Append S (LEN bytes, any content) as a quoted JSON string.  Control
  * characters are escaped, and bytes that are not valid UTF-8 become
@@ -60,7 +62,8 @@ struct ga_json {
  * GA_JSON_MAX_DEPTH and the whole document must be one value.  Returns a
  * heap tree (free with ga_json_free) or NULL with *ERR (may be NULL) set
  * to a static description ("out of memory" on ENOMEM). */
-struct ga_json *ga_json_parse(const char *text, size_t len, const char **err);
+GA_MUST_CHECK struct ga_json *ga_json_parse(const char *text, size_t len,
+                                            const char **err);
 void ga_json_free(struct ga_json *v);
 
 /* Lookups on an object; NULL/false when V is not an object, the key is

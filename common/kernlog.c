@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "kernlog.h"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernel evidence: the NVIDIA driver's fault lines (Xid, SXid, ECC, row
  * remapping) logged on this node during a step, kept only when they are
  * the step's.

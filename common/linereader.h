@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Streaming line reader: turns arbitrary chunks (a pipe's reads) into
  * regions of complete, bounded "segments", in memory independent of the
  * input's size.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert logging: one injected sink for the whole core.
  *
  * The core never prints by itself.  The plugin installs a sink over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The durable per-task log: its name, its safe creation and its header.
  *
  * Slurm-free: the plugin (slurm_spank_task_init, already running as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "mime.h"
 
 #include <errno.h>

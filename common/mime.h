@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The notification mail, rendered by gpualert itself (not by libcurl's
  * MIME API) so the output is a pure function of its inputs: golden tests
  * compare whole messages byte for byte, and a re-send after a crash is the

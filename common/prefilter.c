@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "prefilter.h"
 
 #include <errno.h>
@@ -87,17 +88,6 @@ static int cpu_has_avx2(void)
 #else
 	return 0;
 #endif
-}
-
-/* The four bytes at P, folded by setting bit 5 of each byte: exact for
- * ASCII letters, and a superset elsewhere ('[' and '{' collide), which is
- * all a filter needs: the comparison is exact. */
-static inline uint32_t load4(const unsigned char *p)
-{
-	uint32_t x;
-
-	memcpy(&x, p, sizeof(x));
-	return x | FOLD4;
 }
 
 static inline uint32_t loadfp(const unsigned char *p)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Multi-literal prefilter: finds, case-insensitively (ASCII), where any of a
  * set of literal strings occurs in a buffer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "ratelimit.h"
 
 #include <errno.h>

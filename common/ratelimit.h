@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Retry backoff and send-rate limits of `gpualert send`.
  *
  * Pure arithmetic over caller-supplied times so tests need no clock.  A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading a task's durable record once the task has ended.
  *
  * The record is the task's own output file, or gpualert's durable log for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "report.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 
 #include "ga-config.h"
 #include "json.h"
+#include "util.h"
 
 /* Tails travel only for the tasks a reader looks at first. */
 #define TAILS_IN_REPORT 4
@@ -62,7 +64,7 @@ void ga_report_finish(struct ga_report *r)
 	        &r->script,        &r->notify,        &r->webhook_url,
 	        &r->webhook_format};
 
-	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+	for (size_t i = 0; i < GA_ARRAY_LEN(strings); i++)
 		free(*strings[i]);
 	for (size_t i = 0; i < r->n_recipients; i++)
 		free(r->recipients[i]);
@@ -497,7 +499,7 @@ static void parse_record(const struct ga_json *o, struct ga_task_record *rec)
 	rec->present = true;
 	kind = ga_json_get_str(o, "kind");
 	rec->is_log = kind && !strcmp(kind, "log");
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < GA_ARRAY_LEN(names); i++)
 		if (ga_json_get_int(o, names[i], &n) && n >= 0)
 			*fields[i] = (uint64_t)n;
 }
@@ -616,7 +618,7 @@ int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
 		goto out;
 	}
 	r->schema = (int)n;
-	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+	for (size_t i = 0; i < GA_ARRAY_LEN(strings); i++) {
 		char **field = (char **)((char *)r + strings[i].offset);
 
 		if (copy_str(root, strings[i].key, field, strings[i].required) <

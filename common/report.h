@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The structured report: what gpualert knows about one step (Slurm) or
  * one wrapped command (gpualert run), in a versioned JSON schema that the
  * spool carries to `gpualert send` (README.md, "Report schema").
@@ -47,6 +48,7 @@
 #include "buf.h"
 #include "classifier.h"
 #include "status.h"
+#include "util.h"
 
 #define GA_REPORT_SCHEMA 1
 #define GA_REPORT_MAX_TASKS 100000
@@ -143,7 +145,7 @@ void ga_report_finish(struct ga_report *r);
 
 /* Append a zeroed task (verdict initialised) and return it, or NULL on
  * ENOMEM or past GA_REPORT_MAX_TASKS.  Earlier task pointers may move. */
-struct ga_task_report *ga_report_add_task(struct ga_report *r);
+GA_MUST_CHECK struct ga_task_report *ga_report_add_task(struct ga_report *r);
 
 /* Set a string field: *FIELD = strdup(VALUE) (NULL allowed), freeing the
  * old value.  Returns 0 or -ENOMEM. */
@@ -185,7 +187,7 @@ void ga_report_write_json(const struct ga_report *r, struct ga_buf *out);
  * types are checked, unknown keys ignored.  Fills R (initialised by the
  * caller).  Returns 0, -EINVAL (malformed; *ERR names the problem, static
  * string) or -ENOMEM. */
-int ga_report_parse_json(const char *text, size_t len, struct ga_report *r,
-                         const char **err);
+GA_MUST_CHECK int ga_report_parse_json(const char *text, size_t len,
+                                       struct ga_report *r, const char **err);
 
 #endif

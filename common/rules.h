@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rules: the admin-tunable knowledge of what failure messages look like.
  *
  * A rule names a class of the taxonomy, PCRE2 patterns that recognise its

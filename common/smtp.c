@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "smtp.h"
 
 #include <curl/curl.h>

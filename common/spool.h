@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The spool: reports wait here until `gpualert send` delivers them.
  *
  * Writing is the durable way (temp file, fsync, rename, fsync of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The failure history behind `gpualert stats` and the admin channel.
  *
  * sent.log records who was mailed, not why; `gpualert send` therefore

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "status.h"
 
 #include <signal.h>
@@ -5,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/wait.h>
+
+#include "util.h"
 
 void ga_status_init(struct ga_status *st)
 {
@@ -63,7 +66,7 @@ static const struct {
 
 const char *ga_signal_name(int sig)
 {
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+	for (size_t i = 0; i < GA_ARRAY_LEN(signals); i++)
 		if (signals[i].num == sig)
 			return signals[i].name;
 	return NULL;
@@ -81,7 +84,7 @@ int ga_signal_from_name(const char *name)
 		return (n > 0 && n < 65) ? (int)n : -1;
 	if (strncasecmp(name, "SIG", 3) == 0)
 		name += 3;
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+	for (size_t i = 0; i < GA_ARRAY_LEN(signals); i++)
 		if (strcasecmp(signals[i].name + 3, name) == 0)
 			return signals[i].num;
 	return -1;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* How a job or task ended: exit code or signal, and what the scheduler
  * knows that the job's own output cannot show. */
 #ifndef GPUALERT_COMMON_STATUS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "task.h"
 
 #include <errno.h>

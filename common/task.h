@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One task's life under gpualert: the same code for a Slurm task (the
  * plugin) and for `gpualert run`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "taxonomy.h"
 
 #include <string.h>

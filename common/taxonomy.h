@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The failure taxonomy: the label contract shared by the classifier, the
  * corpus and the evaluation (see README.md, "Classes"). */
 #ifndef GPUALERT_COMMON_TAXONOMY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "webhook.h"
 
 #include <curl/curl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The second channel: a JSON POST to the admin's webhook, with a "text"
  * field that Slack and Mattermost incoming webhooks display as is. */
 #ifndef GPUALERT_COMMON_WEBHOOK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "xid.h"
 
 #include <ctype.h>

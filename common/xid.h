@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* NVIDIA driver fault lines: the Xid/SXid decode table and the parser of
  * the kernel log lines that carry them.
  *

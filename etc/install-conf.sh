@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # meson install script: install SRC as DEST (an absolute path) unless DEST
 # already exists, so that `meson install` never overwrites a site's
 # settings.  An existing DEST is left alone and the shipped version is put

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The evaluation harness: score gpualert and two baselines on labelled
  * logs.
  *
@@ -34,6 +35,7 @@
 #include "rules.h"
 #include "status.h"
 #include "taxonomy.h"
+#include "util.h"
 
 /* ---- metrics ---------------------------------------------------------- */
 
@@ -92,9 +94,8 @@ extern const char ga_eval_builtin_keywords[];
  * bytes), kept in file order.  NAME is used in "NAME:LINE: ..." messages
  * to DIAG (may be NULL).  Returns NULL on any error (all of them are
  * reported) or ENOMEM.  TEXT is copied. */
-struct ga_eval_keywords *ga_eval_keywords_parse(const char *name,
-                                                const char *text,
-                                                struct ga_diag *diag);
+GA_MUST_CHECK struct ga_eval_keywords *ga_eval_keywords_parse(
+        const char *name, const char *text, struct ga_diag *diag);
 void ga_eval_keywords_destroy(struct ga_eval_keywords *kw);
 size_t ga_eval_keywords_count(const struct ga_eval_keywords *kw);
 
@@ -104,7 +105,8 @@ size_t ga_eval_keywords_count(const struct ga_eval_keywords *kw);
  * file order), whatever the chunking.  KW is borrowed and must outlive
  * it.  Returns NULL on ENOMEM. */
 struct ga_eval_kwscan;
-struct ga_eval_kwscan *ga_eval_kwscan_create(const struct ga_eval_keywords *kw);
+GA_MUST_CHECK struct ga_eval_kwscan *ga_eval_kwscan_create(
+        const struct ga_eval_keywords *kw);
 void ga_eval_kwscan_destroy(struct ga_eval_kwscan *s);
 
 void ga_eval_kwscan_feed(struct ga_eval_kwscan *s, const char *data,
@@ -155,8 +157,8 @@ struct ga_eval;
 
 /* A run scoring with RS and KW, both borrowed: they must outlive it.
  * Returns NULL on ENOMEM. */
-struct ga_eval *ga_eval_create(const struct ga_ruleset *rs,
-                               const struct ga_eval_keywords *kw);
+GA_MUST_CHECK struct ga_eval *ga_eval_create(const struct ga_ruleset *rs,
+                                             const struct ga_eval_keywords *kw);
 void ga_eval_destroy(struct ga_eval *ev);
 
 /* Read the manifest at PATH and classify each of its logs with the three
@@ -165,8 +167,8 @@ void ga_eval_destroy(struct ga_eval *ev);
  * skipped; ga_eval_skipped() counts them.  Returns 0 (even with bad rows),
  * -errno when the manifest cannot be read, -EINVAL when its header lacks a
  * required column, -ENOMEM. */
-int ga_eval_add_manifest(struct ga_eval *ev, const char *path,
-                         struct ga_diag *diag);
+GA_MUST_CHECK int ga_eval_add_manifest(struct ga_eval *ev, const char *path,
+                                       struct ga_diag *diag);
 
 size_t ga_eval_count(const struct ga_eval *ev);
 size_t ga_eval_skipped(const struct ga_eval *ev);

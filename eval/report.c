@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reports of a run: text tables, JSON, and an SVG of the confusion
  * matrices. */
 #include "eval.h"

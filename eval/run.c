@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A run over manifests: read each row, classify its log three ways. */
 #include "eval.h"
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Score gpualert and the two baselines on our corpus, the two halves of
 # corpus/wild (dev: the rules were tuned on it; test: never looked at
 # while tuning) and, when it is there, the paper corpus; write

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests (TAP) of the evaluation's metrics and baselines. */
 #include <math.h>
 #include <stdarg.h>
@@ -7,6 +8,7 @@
 
 #include "eval.h"
 #include "log.h"
+#include "util.h"
 
 static int n_test, n_fail;
 
@@ -121,7 +123,7 @@ static void test_exit_code(void)
 	struct ga_status st;
 	int bad = 0;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < GA_ARRAY_LEN(cases); i++) {
 		enum ga_class got;
 
 		ga_status_from_int(&st, cases[i].code);
@@ -207,12 +209,11 @@ static void test_keywords(void)
 	   "keyword list parses (7 keywords)");
 	if (!kw)
 		return;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < GA_ARRAY_LEN(cases); i++) {
 		static const size_t chunks[] = {1, 2, 3, 5, 7, 64, 4096};
 		int good = 1;
 
-		for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]);
-		     c++) {
+		for (size_t c = 0; c < GA_ARRAY_LEN(chunks); c++) {
 			uint64_t off;
 			enum ga_class got = scan(kw, cases[i].text, chunks[c],
 			                         cases[i].exit_code, &off);
@@ -228,7 +229,7 @@ static void test_keywords(void)
 	}
 	ga_eval_keywords_destroy(kw);
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < GA_ARRAY_LEN(bad); i++) {
 		ga_diag_finish(&d);
 		ga_diag_init(&d, "eval");
 		kw = ga_eval_keywords_parse("bad", bad[i], &d);

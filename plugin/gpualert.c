@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert SPANK plugin: the hooks, dispatched per context.
  *
  * An observer never breaks the job: every hook returns 0 except the
@@ -35,8 +36,9 @@ static struct spank_option gpualert_option = {
 static void sink_remote(enum ga_log_level level, const char *msg, void *ctx)
 {
 	(void)ctx;
-	/* slurm_error in slurmstepd lands in the user's output: keep internal
-	 * problems in slurmd.log (SLURM-NOTES §5). */
+	/* In slurmstepd slurm_error() goes to the user's output as well as
+	 * slurmd.log, slurm_info() only to slurmd.log (Slurm 22.05): keep
+	 * internal problems out of the job's output. */
 	if (level <= GA_LOG_INFO)
 		slurm_info("%s", msg);
 	else
@@ -62,7 +64,7 @@ static void sink_slurmd(enum ga_log_level level, const char *msg, void *ctx)
 		slurm_debug("%s", msg);
 }
 
-int ga_plugin_configure(int ac, char **av, bool loud)
+int ga_plugin_configure(int ac, char **av)
 {
 	struct ga_plugin *p = &ga_plugin_state;
 	const char *path = GA_DEFAULT_CONFIG;
@@ -94,10 +96,11 @@ int ga_plugin_configure(int ac, char **av, bool loud)
 		}
 		memcpy(key, av[i], (size_t)(eq - av[i]));
 		key[eq - av[i]] = '\0';
-		(void)ga_config_set(&p->cfg, key, eq + 1, "plugstack.conf",
-		                    &diag);
+		/* A bad key or value is in DIAG, logged: the rest still apply. */
+		if (ga_config_set(&p->cfg, key, eq + 1, "plugstack.conf",
+		                  &diag) < 0)
+			continue;
 	}
-	(void)loud;
 	ga_diag_finish(&diag);
 	p->cfg_ready = true;
 	return 0;
@@ -138,13 +141,13 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		/* Once per slurmd start: the place to tell the admin about a
 		 * broken config or plugstack line. */
 		ga_log_set_sink(sink_slurmd, NULL);
-		ga_plugin_configure(ac, av, true);
+		ga_plugin_configure(ac, av);
 		return 0;
 	case S_CTX_JOB_SCRIPT:
 	case S_CTX_ERROR:
 		return 0;
 	}
-	if (ga_plugin_configure(ac, av, false) < 0)
+	if (ga_plugin_configure(ac, av) < 0)
 		return 0;
 	if (spank_option_register(sp, &gpualert_option) != ESPANK_SUCCESS)
 		ga_log(GA_LOG_ERROR,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* slurmstepd glue of the kernel evidence (common/kernlog.h): which
  * processes and GPUs are the step's, then the kernel log's NVIDIA fault
  * lines for its lifetime into the report.

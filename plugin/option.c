@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "option.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The --gpualert[=MODE] value: parsing and validation against the admin's
  * recipient policy.  Slurm-free (unit-tested); the same code checks the
  * value at submission (srun/sbatch/salloc) and again in slurmstepd, where

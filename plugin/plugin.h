@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared state of the SPANK plugin.  Only gpualert.c sees Slurm's hook
  * names; local.c and remote.c implement one context each.  Nothing here is
  * exported (plugin/gpualert.lds). */
@@ -19,15 +20,15 @@ struct ga_plugin {
 
 extern struct ga_plugin ga_plugin_state;
 
-/* Read the config file and plugstack arguments (config=PATH, key=value).
- * REPORT: log problems as errors (slurmd) or quietly. */
-int ga_plugin_configure(int ac, char **av, bool loud);
+/* Read the config file and plugstack arguments (config=PATH, key=value)
+ * once per process.  Problems go to the log sink as they are found. */
+int ga_plugin_configure(int ac, char **av);
 
 /* The option callback (every context). */
-int ga_plugin_option_cb(int val, const char *optarg, int remote);
+int ga_plugin_option_cb(int val, const char *arg, int remote);
 
 /* Local/allocator context (srun, sbatch, salloc). */
-int ga_local_option(const char *optarg);
+int ga_local_option(const char *arg);
 
 /* Remote context (slurmstepd). */
 void ga_remote_init(spank_t sp);

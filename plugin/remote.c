@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* slurmstepd: a durable record for every task, verdicts and one report
  * per step.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Resource context for the mail: what the job asked for and what it used,
  * from slurmctld (slurm_load_job) and the job's memory cgroup.  Called
  * once per step from ga_remote_exit, as root, before the report is

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Check that the C sources are formatted by .clang-format (CI runs this).
 #   tests/check-format.sh          report unformatted files, exit 1 if any
 #   tests/check-format.sh --fix    format them in place

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The main job: gpualert on a throwaway local Slurm cluster with a mail
 # sink.  Builds gpualert, starts munge + slurmctld + slurmd and an SMTP
 # server on loopback, loads gpualert.so through plugstack.conf, submits a

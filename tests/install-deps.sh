@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Install the Debian 12 packages gpualert needs to build and to run its
 # whole test suite (a real Slurm, munge, an SMTP server, clang for the
 # fuzzers).  Idempotent; needs root.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Build gpualert and run its whole test suite: unit and golden tests,
 # integration tests against a real Slurm (munge + slurmctld + slurmd) and
 # a real SMTP server on loopback, and a bounded fuzzing run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Print one closing line for meson test runs: "tests: N passed, N failed, N skipped".
 
 Usage: summary.py [--no-skip SUITE]... BUILD_DIR...

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Sanity checks for labels.tsv and the logs; prints per-class/per-source counts."""
 import collections
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared code of the gpualert corpus generators.
 
 Every log is the captured stdout+stderr (merged, as a Slurm job's output

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Compose logs for failure classes a CPU-only machine cannot produce.
 
 Every composed log starts from a REAL run of gen/proj/train.py on this

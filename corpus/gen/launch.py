@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Minimal multi-process launcher used by the corpus generators.
 
 Starts N ranks of a command with RANK/WORLD_SIZE/MASTER_* set and prefixes

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Regenerate gpualert's corpus logs and their labels.tsv rows.
 # Needs root (tmpfs mounts in a private mount namespace, a memory cgroup,
 # runuser), Debian's /usr/bin/python3 with python3-torch (CPU) and numpy,

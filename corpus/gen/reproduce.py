@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Reproduce failure (and success) logs for real on a CPU machine.
 
 Run as root with /usr/bin/python3 (Debian python3-torch, CPU build):

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Add collected logs to corpus/wild from a batch file on stdin.
 
 Batch format, one record after another:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Split corpus/wild/labels.tsv into dev.tsv and test.tsv by source project.
 
 Every log of one project (GitHub owner/name, or the site's host) lands in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The task pipeline without Slurm (common/task, capture, record): each
  * case forks a "task" whose stdout/stderr are set the way slurmstepd sets
  * them (a file for sbatch, a pipe for srun), runs ga_task_begin as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/logfile: pattern expansion, safe creation, header. */
 #include "logfile.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin/option: --gpualert values, addresses, recipient policy. */
 #include "option.h"
 

@@ -1,10 +1,10 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # gpualert run: exit status passthrough, durable log, spooled verdict.
 GA=$1
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 printf '[general]\nspool_dir=%s/spool\ndefault_mode=log\n[capture]\nkeep=all\n' "$T" >"$T/conf"
-n=0; fails=0
-check() { local w=$1; shift; n=$((n+1)); if "$@"; then echo "ok $n - $w"; else fails=$((fails+1)); echo "not ok $n - $w"; fi; }
+. "$(dirname "$0")/../../tests/tap.sh"
 run() { "$GA" run --config "$T/conf" --log "$T/$1.log" -- "${@:2}"; }
 cls() { python3 -c 'import json,sys,glob
 r=[json.load(open(f)) for f in glob.glob(sys.argv[1]+"/spool/new/*.json")]
@@ -48,5 +48,4 @@ check "rules check flags a nested unbounded quantifier" grep -q 'repeated withou
 printf '[rule fine]\nclass = code_error\nliteral = abcd\nmatch = ^(?>\\w+\\s*)+$\n' >"$T/fine.rules"
 "$GA" rules check "$T/fine.rules" >"$T/check2.out" 2>&1
 check "rules check accepts the atomic form" bash -c "! grep -q 'repeated without bound' '$T/check2.out'"
-echo "1..$n"
-[ $fails = 0 ]
+tap_done

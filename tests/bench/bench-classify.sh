@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Benchmark `gpualert classify` against `wc -l` on large training logs.
 # Not a test: it prints figures.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/bench/bench-kernel.sh GPUALERT_SO [PORT]
 #
 # Step completion with the kernel evidence off and on, paired in one lab

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench-notify: time from "report spooled" (ga_spool_put_report returned)
 # to "message accepted by the SMTP server", with `gpualert send` running
 # as a service (inotify) against a local aiosmtpd on loopback.

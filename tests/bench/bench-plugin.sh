@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/bench/bench-plugin.sh GPUALERT_SO GPUALERT_BIN [PORT]
 #
 # What gpualert costs a job, plugin on vs off, paired in the same lab and

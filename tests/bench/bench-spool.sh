@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench-spool: what one report write costs with nothing waiting in the
 # spool and with WAITING entries waiting (a relay outage on a busy
 # cluster), measured in one run on the same file system: two spools, the

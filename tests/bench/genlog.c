@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Write a training-style log of at least SIZE_MB MiB to stdout, ending in a
  * real failure (a CUDA OOM on one rank followed by NCCL watchdog timeouts
  * on the others), and print what it wrote, line kind by line kind, to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The demo's jobs: name, sbatch options, and the script body.  Each is an
 # ordinary job script; gpualert needs no change to it.  Sourced by
 # tests/demo.sh.

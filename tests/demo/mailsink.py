@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """A real SMTP server on loopback that stores every message it accepts.
 
 Usage: mailsink.py PORT DIR      (Debian's python3-aiosmtpd)

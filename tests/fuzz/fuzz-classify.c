@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the line reader and classifier on arbitrary bytes in
  * arbitrary chunks.  The first bytes choose the chunk sizes and the exit
  * status; the verdict must not depend on the chunking. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the rules file parser and compiler on arbitrary text,
  * then literal extraction on every line of it. */
 #include <stdint.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Build the libFuzzer targets with clang (address and undefined-behaviour
 # sanitizers) into their own build directory and run each for SECONDS.
 #
@@ -14,30 +15,19 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${FUZZ_BUILD:-$src/build-fuzz}
 cc=${CC:-clang}
 jobs=${FUZZ_JOBS:-1}
-flags="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 
-mkdir -p "$out/common"
-# The modules the parsers under test use (not the mail side, which needs
-# libcurl and zlib).
-core=
-for m in buf classifier diag fdio ini json linereader log prefilter rules \
-	status taxonomy; do
-	core="$core $src/common/$m.c"
-done
-# Configure the core's generated files (ga-config.h, the built-in rules)
-# with meson once, then compile the library and targets directly.
-if [ ! -f "$out/meson/build.ninja" ]; then
-	CC=$cc meson setup "$out/meson" "$src" -Dplugin=disabled >/dev/null
+# meson builds the targets (tests/fuzz/meson.build): the core once more
+# with coverage instrumentation, everything under ASan and UBSan, and an
+# undefined-behaviour report is a crash.  -O1 keeps stacks readable.
+if [ ! -f "$out/build.ninja" ]; then
+	CC=$cc meson setup "$out" "$src" -Dfuzz=enabled -Dplugin=disabled \
+		-Dnotify=disabled -Dintegration_tests=disabled \
+		-Doptimization=1 -Db_sanitize=address,undefined \
+		-Db_lundef=false \
+		-Dc_args="-fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+		>/dev/null
 fi
-ninja -C "$out/meson" rules/builtin-rules.c >/dev/null
-pcre=$(pkg-config --cflags --libs libpcre2-8)
-
-for target in rules classify; do
-	# shellcheck disable=SC2086
-	$cc $flags -std=gnu11 -D_GNU_SOURCE -I"$out/meson" -I"$src/common" \
-		-o "$out/fuzz-$target" "$src/tests/fuzz/fuzz-$target.c" \
-		$core "$out/meson/rules/builtin-rules.c" $pcre
-done
+ninja -C "$out" tests/fuzz/fuzz-rules tests/fuzz/fuzz-classify >/dev/null
 
 status=0
 for target in rules classify; do
@@ -46,7 +36,7 @@ for target in rules classify; do
 	par=
 	[ "$jobs" -gt 1 ] && par="-jobs=$jobs -workers=$jobs"
 	# shellcheck disable=SC2086
-	(cd "$out" && ./fuzz-$target -max_total_time="$seconds" \
+	(cd "$out" && tests/fuzz/fuzz-$target -max_total_time="$seconds" \
 		-max_len=65536 -timeout=10 -rss_limit_mb=2048 $par \
 		-print_final_stats=1 \
 		"$out/corpus-$target" "$src/tests/fuzz/corpus/$target") ||

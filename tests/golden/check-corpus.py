@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Golden test: classify every corpus log as labelled.
 
 Usage: check-corpus.py GPUALERT CORPUS_DIR GOLDEN_DIR [--update]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Golden messages, compared the way a reviewer reads them.
 
 Each case in tests/golden/mail is rendered with render-mail and compared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* render-mail: render the message `gpualert send` would send for a set of
  * report files, with a fixed date and claim name, for the golden tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* spool-bench: the cost of one report write with nothing and with many
  * entries waiting in the spool (tests/bench/bench-spool.sh).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* spool-put: spool a report the way the plugin does, for the integration
  * tests and the benchmark.
  *

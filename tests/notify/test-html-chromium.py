@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The HTML part on a phone: rendered by headless chromium at 390 px.
 
 Each message is rendered with render-mail, its text/html part is laid out

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MIME rendering: header injection, RFC 2047 words, base64 and
  * quoted-printable line lengths, addresses, the budget listing. */
 #include <stdio.h>

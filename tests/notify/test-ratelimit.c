@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Backoff arithmetic and the sliding-window rate limiter. */
 #include <stdint.h>
 #include <stdio.h>

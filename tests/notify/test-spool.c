@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The spool: durable writes, caps, grouping, claims, state, dead letters,
  * and artifact collection with the attachment budget. */
 #include <dirent.h>
@@ -290,7 +291,7 @@ static void test_sent_log(void)
 	                      "<m@x>\r\nforged", 1700000001) == 0,
 	   "mark sent");
 	snprintf(p, sizeof(p), "%s/sent.log", root);
-	ga_read_file(p, 1 << 20, &text, NULL);
+	ok(ga_read_file(p, 1 << 20, &text, NULL) == 0, "sent.log read");
 	for (char *c = text; c && *c; c++)
 		lines += *c == '\n';
 	ok(text && strstr(text, "1700000001 mallory?1700000000?victim?x?<y@z> "

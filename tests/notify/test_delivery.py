@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Integration tests of `gpualert send` against a real SMTP server
 (aiosmtpd) and a real HTTP server on loopback, started here.  TAP output.
 
@@ -15,6 +16,7 @@ import email.policy
 import glob
 import http.server
 import json
+import math
 import os
 import re
 import shutil
@@ -41,12 +43,14 @@ n_tests = 0
 failed = 0
 
 
-def ok(cond, desc, diag=""):
+def ok(cond, desc, diag="", todo=None):
+    """One check; with TODO (a reason) a failure is expected, not counted."""
     global n_tests, failed
     n_tests += 1
-    if not cond:
+    if not cond and not todo:
         failed += 1
-    print(("ok" if cond else "not ok"), n_tests, "-", desc, flush=True)
+    print(("ok" if cond else "not ok"), n_tests, "-", desc,
+          "# TODO " + todo if todo and not cond else "", flush=True)
     if not cond and diag:
         for line in str(diag).splitlines()[:30]:
             print("#", line)
@@ -114,6 +118,7 @@ class Env:
         self.maildir = os.path.join(self.root, "mail")
         os.makedirs(self.maildir)
         self.port = free_port()
+        self.now = None  # the sender's clock: None is the wall clock
         self.settings = {
             "mail.smtp_url": "smtp://127.0.0.1:%d" % self.port,
             "mail.from": "gpualert@cluster.example.org",
@@ -134,8 +139,7 @@ class Env:
         args = [GPUALERT, "send", "--once", "--spool", self.spool]
         for k, v in self.settings.items():
             args += ["--set", "%s=%s" % (k, v)]
-        env = dict(os.environ, GPUALERT_CONFIG=os.path.join(self.root, "none.conf"))
-        open(env["GPUALERT_CONFIG"], "w").close()
+        env = self.env()
         return subprocess.run(args + list(extra), capture_output=True,
                               text=True, timeout=timeout, env=env)
 
@@ -143,10 +147,22 @@ class Env:
         args = [GPUALERT, "send", "--once", "--spool", self.spool]
         for k, v in self.settings.items():
             args += ["--set", "%s=%s" % (k, v)]
-        env = dict(os.environ, GPUALERT_CONFIG=os.path.join(self.root, "none.conf"))
-        open(env["GPUALERT_CONFIG"], "w").close()
+        env = self.env()
         return subprocess.Popen(args + list(extra), stderr=subprocess.PIPE,
                                 text=True, env=env)
+
+    def env(self):
+        env = dict(os.environ, GPUALERT_CONFIG=os.path.join(self.root, "none.conf"))
+        open(env["GPUALERT_CONFIG"], "w").close()
+        env.pop(CLOCK_ENV, None)
+        if self.now is not None:
+            env[CLOCK_ENV] = str(self.now)
+        return env
+
+    def advance(self, seconds):
+        """Let SECONDS pass for the sender: move its clock.  advance(0)
+        stops the clock: the sends that follow all see the same second."""
+        self.now = max(self.now or 0, int(time.time())) + math.ceil(seconds)
 
     def ls(self, sub):
         d = os.path.join(self.spool, sub)
@@ -166,6 +182,25 @@ class Env:
 
     def cleanup(self):
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+CLOCK_ENV = "GPUALERT_TEST_NOW"
+
+
+def clock_injectable():
+    """Whether `gpualert send` reads its clock from GPUALERT_TEST_NOW: it
+    sweeps spool files left in tmp/ for an hour, so with the clock two
+    hours ahead a fresh one goes."""
+    e = Env()
+    try:
+        os.makedirs(os.path.join(e.spool, "tmp"))
+        probe = os.path.join(e.spool, "tmp", "probe")
+        open(probe, "w").close()
+        e.now = int(time.time()) + 7200
+        e.send()
+        return not os.path.exists(probe)
+    finally:
+        e.cleanup()
 
 
 def g(name):
@@ -309,7 +344,7 @@ def test_down_then_up():
     ok("kept, attempt 1" in r.stderr, "clear log line", r.stderr)
     smtp = Smtp(e.port, e.maildir).start()
     try:
-        time.sleep(1.2)   # retry_base = 1 s
+        e.advance(1)   # retry_base = 1 s
         r = e.send()
         ok(len(e.mails()) == 1 and e.ls("out") == [], "delivered once after retry",
            r.stderr)
@@ -326,6 +361,7 @@ def test_451_then_ok():
     try:
         smtp.handler.mode = "451"
         e.put(g("single.json"))
+        e.advance(0)
         r = e.send()
         ok(e.ls("out") and not e.mails() and "451" in r.stderr,
            "451: kept for retry", r.stderr)
@@ -334,7 +370,7 @@ def test_451_then_ok():
         r = e.send()
         ok(e.ls("out") and not e.mails(), "not retried before its time")
         smtp.handler.mode = "ok"
-        time.sleep(2.2)   # second backoff: 2 s
+        e.advance(1)   # retry_base = 1 s
         r = e.send()
         ok(len(e.mails()) == 1 and e.ls("out") == [], "delivered after 451",
            r.stderr)
@@ -382,7 +418,7 @@ def test_hang():
         s.close()
     smtp = Smtp(e.port, e.maildir).start()
     try:
-        time.sleep(1.2)
+        e.advance(1)   # retry_base = 1 s
         e.send()
         ok(len(e.mails()) == 1, "delivered once the server answers")
     finally:
@@ -431,7 +467,7 @@ def test_starttls_verified():
         ok(e.ls("out") and not e.mails(),
            "an untrusted certificate: kept, nothing sent", r.stderr)
         e.settings["mail.ca_file"] = cert
-        time.sleep(1.1)  # past retry_base
+        e.advance(1)   # retry_base = 1 s
         r = e.send()
         ok(len(e.mails()) == 1 and not e.ls("out"),
            "with ca_file: delivered", r.stderr)
@@ -578,7 +614,7 @@ def test_webhook():
         r = e.send()
         ok(len(Hook.bodies) == 1 and e.ls("out"), "webhook 503: kept", r.stderr)
         Hook.status = 200
-        time.sleep(1.2)
+        e.advance(1)   # retry_base = 1 s
         r = e.send()
         ok(len(Hook.bodies) == 2 and e.ls("out") == [], "webhook delivered",
            r.stderr)
@@ -856,6 +892,9 @@ def test_no_starvation():
         smtp.stop()
         e.cleanup()
 
+
+# The tests move the sender's clock instead of sleeping: that must work.
+ok(clock_injectable(), "gpualert send reads its clock from " + CLOCK_ENV)
 
 for t in (test_delivery_and_structure, test_merge_and_array, test_quiet_period,
           test_down_then_up, test_451_then_ok, test_550, test_hang,

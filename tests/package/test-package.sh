@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/package/test-package.sh [BASE_PORT]
 #
 # The Debian packages as an admin gets them: build them from a copy of the
@@ -43,10 +44,7 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
 }
 trap cleanup EXIT
-n=0; fails=0
-ok()   { n=$((n+1)); echo "ok $n - $*"; }
-nok()  { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+. "$SRC/tests/tap.sh"
 show() { sed 's/^/#   /' "$@" | tail -40; }
 
 # 1. Build from a copy of the tree (tracked and new files, not build dirs).
@@ -61,7 +59,7 @@ build() {       # $1 = tree; the .debs land in its parent
 }
 copy_tree "$ROOT/v1/src"
 if build "$ROOT/v1/src"; then ok "dpkg-buildpackage -us -uc -b builds the packages"
-else nok "dpkg-buildpackage failed"; show "$ROOT/v1/src.build.log"; echo "1..$n"; exit 1; fi
+else nok "dpkg-buildpackage failed"; show "$ROOT/v1/src.build.log"; echo "1..$tap_n"; exit 1; fi
 changes=$(ls "$ROOT"/v1/*.changes)
 lintian "$changes" >"$ROOT/lintian.log" 2>&1
 check "lintian: 0 errors" [ "$(grep -c '^E: ' "$ROOT/lintian.log")" = 0 ]
@@ -102,7 +100,7 @@ fi
 # 3. A real lab that includes Debian's plugstack.conf.d, as slurm.conf does.
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE
 "$LABSH" start >"$ROOT/start.log" 2>&1 ||
-	{ show "$ROOT/start.log"; echo "1..$n"; exit 1; }
+	{ show "$ROOT/start.log"; echo "1..$tap_n"; exit 1; }
 eval "$("$LABSH" env)"
 link_plugstack() { cp /etc/slurm/plugstack.conf.d/gpualert.conf "$L/etc/plugstack.conf.d/gpualert.conf"; }
 link_plugstack
@@ -185,5 +183,4 @@ DEBIAN_FRONTEND=noninteractive apt-get purge -y -q $PKGS >"$ROOT/purge.log" 2>&1
 check "purge removes the packages" bash -c "! dpkg-query -W -f='\${Status}\n' $PKGS 2>/dev/null | grep -q installed"
 check "purge removes /etc/gpualert, the plugstack snippet, the spool" \
 	bash -c "[ ! -e /etc/gpualert ] && [ ! -e /etc/slurm/plugstack.conf.d/gpualert.conf ] && [ ! -e /var/spool/gpualert ]"
-echo "1..$n"
-[ "$fails" = 0 ]
+tap_done

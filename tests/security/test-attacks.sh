@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/security/test-attacks.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
 #
 # The trust boundary, attacked on a real Slurm lab with gpualert loaded:
@@ -29,10 +30,7 @@ cleanup() {
     [ -n "${KEEP:-}" ] || rm -rf "$ROOT"
 }
 trap cleanup EXIT
-n=0; fails=0
-ok()   { n=$((n+1)); echo "ok $n - $*"; }
-nok()  { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+. "$HERE/../tap.sh"
 
 for u in gpa-attacker gpa-victim; do
     id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u"
@@ -171,5 +169,4 @@ as gpa-attacker sbatch --parsable --gpualert=log -o /etc/gpualert-attack.out --w
 wait_idle
 check "an output path the user may not write is not created by gpualert" [ ! -e /etc/gpualert-attack.out ]
 
-echo "1..$n"
-[ $fails = 0 ]
+tap_done

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/lab.sh -- a throwaway Slurm 22.05 cluster on loopback for gpualert tests.
 #
 #   lab.sh start | stop | status | env
@@ -336,10 +337,14 @@ lab_cgroup_pids() {
 }
 
 # -------------------------------------------------------------------- start
+# The probe job runs in $LAB/ready, not in the caller's directory: with
+# gpualert loaded (its plugstack line survives a restart) the job writes its
+# durable log into its working directory.
 wait_ready() {
     local t0=$1 t err=$LAB/log/ready-srun.err
     t=$(now)
-    until timeout 20 srun -Q --immediate=5 -N "$NODES" -p low true 2>"$err"; do
+    until timeout 20 srun -Q --immediate=5 -N "$NODES" -p low \
+        --chdir="$LAB/ready" true 2>"$err"; do
         if older "$t" "$READY_TIMEOUT"; then
             echo "lab.sh: error: 'srun -N $NODES true' did not succeed within ${READY_TIMEOUT} s" >&2
             echo "--- last srun error:" >&2; tail -n 5 "$err" >&2 || true
@@ -375,9 +380,9 @@ do_start() {
 
     # directories: a fresh state every start (job ids start at 1, start is fast)
     install -d -m 0755 "$LAB" "$LAB/etc" "$LAB/etc/plugstack.conf.d"
-    rm -rf "$LAB/state" "$LAB/spool" "$LAB/log" "$LAB/run" "$OWN_MUNGE"
+    rm -rf "$LAB/state" "$LAB/spool" "$LAB/log" "$LAB/run" "$LAB/ready" "$OWN_MUNGE"
     install -d -o slurm -g slurm -m 0755 "$LAB/state" "$LAB/log" "$LAB/run"
-    install -d -m 0755 "$LAB/spool"
+    install -d -m 0755 "$LAB/spool" "$LAB/ready"
     for i in $(seq 1 "$NODES"); do install -d -m 0755 "$LAB/spool/$(node_name "$i")"; done
     install -d -o "$LABUSER" -g "$(id -gn "$LABUSER")" -m 0755 "$LAB/jobs"
     for n in slurm "$LABUSER"; do

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/selftest.sh -- start a lab, run srun/sbatch/multi-node jobs, stop it.
 # Uses the same GPUALERT_LAB* variables as lab.sh.  Exit 0 when all checks pass.
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/test-gloo-root.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
 #
 # Root cause across nodes with a real torch.distributed run: a 2-node
@@ -35,10 +36,7 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
 }
 trap cleanup EXIT
-n=0; fails=0
-ok()   { n=$((n+1)); echo "ok $n - $*"; }
-nok()  { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+. "$HERE/../tap.sh"
 count() { local c=0 f; for f in "$1"/*"$2"; do [ -e "$f" ] && c=$((c+1)); done; echo $c; }
 
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE GPUALERT_LAB_NODES=2
@@ -130,6 +128,5 @@ check "root cause is rank 1's code_error" grep -q "code_error.*task 1 of step 0"
 check "the evidence holds the KeyError" grep -q "KeyError: 'warmup_steps'" "$ROOT/mail.txt"
 check "the evidence holds the innermost frame" \
 	grep -q "File \".*ddp.py\", line [0-9]*, in schedule" "$ROOT/mail.txt"
-[ "$fails" = 0 ] || { echo "# send log:"; sed 's/^/#   /' "$ROOT/send.log"; }
-echo "1..$n"
-[ "$fails" = 0 ]
+[ "$tap_failed" = 0 ] || { echo "# send log:"; sed 's/^/#   /' "$ROOT/send.log"; }
+tap_done

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/test-kernel-evidence.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
 #
 # GPU faults the job's output cannot show, on a real Slurm with a real
@@ -44,10 +45,7 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
 }
 trap cleanup EXIT
-n=0; fails=0
-ok()   { n=$((n+1)); echo "ok $n - $*"; }
-nok()  { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+. "$HERE/../tap.sh"
 
 # The driver's GPU list (NVIDIA driver README, "Using the /proc File
 # System Interface"): one GPU, minor 0, at 0000:3b:00.0.
@@ -220,10 +218,9 @@ check "gpualert stats shows the node with its gpu_hw failures" \
 check "and the GPU" grep -q "^  $node 0000:3b:00 .*(gpu_hw 3)" "$ROOT/stats.txt"
 check "Prometheus textfile: gpu_hw by node" \
 	grep -q "^gpualert_gpu_hw{node=\"$node\"} 3$" "$ROOT/gpualert.prom"
-if [ "$fails" != 0 ]; then
+if [ "$tap_failed" != 0 ]; then
 	echo "# send log:"; sed 's/^/#   /' "$ROOT/send.log"
 	echo "# stats:"; sed 's/^/#   /' "$ROOT/stats.txt"
 	echo "# slurmd log (gpualert):"; grep -h gpualert "$L"/log/slurmd*.log | tail -20 | sed 's/^/#   /'
 fi
-echo "1..$n"
-[ "$fails" = 0 ]
+tap_done

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/test-mail-e2e.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
 #
 # End to end on a real Slurm with a real SMTP server: a job that asked
@@ -28,10 +29,7 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
 }
 trap cleanup EXIT
-n=0; fails=0
-ok()   { n=$((n+1)); echo "ok $n - $*"; }
-nok()  { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+. "$HERE/../tap.sh"
 
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE
 "$LABSH" start >"$ROOT/start.log" 2>&1 ||
@@ -118,6 +116,5 @@ check "subject names the job and the verdict" \
 check "the evidence line is in the body" grep -q "KeyError: 'horse'" "$eml"
 check "both steps in one message" grep -q "2 reports" "$ROOT/send2.log"
 check "spool empty afterwards" [ -z "$(find "$spool/new" "$spool/out" -mindepth 1)" ]
-[ "$fails" = 0 ] || { echo "# send logs:"; sed 's/^/#   /' "$ROOT"/send*.log; }
-echo "1..$n"
-[ "$fails" = 0 ]
+[ "$tap_failed" = 0 ] || { echo "# send logs:"; sed 's/^/#   /' "$ROOT"/send*.log; }
+tap_done

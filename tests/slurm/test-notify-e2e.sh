@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/test-notify-e2e.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
 #
 # Notifications people act on, on a real Slurm with a real SMTP server
@@ -40,10 +41,7 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
 }
 trap cleanup EXIT
-n=0; fails=0
-ok()   { n=$((n+1)); echo "ok $n - $*"; }
-nok()  { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+. "$HERE/../tap.sh"
 
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE
 "$LABSH" start >"$ROOT/start.log" 2>&1 ||
@@ -227,6 +225,5 @@ print("# " + t.splitlines()[0])
 sys.exit(0 if "&lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;" in t
          and "<!channel>" not in t and "<https" not in t else 1)' "$h"
 check "spool empty afterwards" [ -z "$(find "$spool/new" "$spool/out" -mindepth 1)" ]
-[ "$fails" = 0 ] || { echo "# send log:"; sed 's/^/#   /' "$ROOT"/send.log; }
-echo "1..$n"
-[ "$fails" = 0 ]
+[ "$tap_failed" = 0 ] || { echo "# send log:"; sed 's/^/#   /' "$ROOT"/send.log; }
+tap_done

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/test-plugin.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
 #
 # Integration test of the SPANK plugin against real Slurm: two throwaway

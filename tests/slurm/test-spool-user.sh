@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/slurm/test-spool-user.sh GPUALERT_SO GPUALERT_BIN [BASE_PORT]
 #
 # The sender runs unprivileged, for real: the spool is created with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A minimal TAP producer for the unit tests (meson `protocol : 'tap'`).
  *
  * One test executable per module; each includes this header once.  Checks
@@ -18,6 +19,8 @@
 static unsigned tap_n;
 static unsigned tap_failed;
 
+static inline void tap_vreport(bool pass, const char *fmt, va_list ap)
+        __attribute__((format(printf, 2, 0)));
 static inline void tap_vreport(bool pass, const char *fmt, va_list ap)
 {
 	tap_n++;
@@ -155,6 +158,40 @@ static inline uint64_t tap_rand(struct tap_rng *r)
 static inline size_t tap_below(struct tap_rng *r, size_t n)
 {
 	return n ? (size_t)(tap_rand(r) % n) : 0;
+}
+
+/* How tap_feed_chunks cuts its input. */
+enum tap_chunking {
+	TAP_WHOLE,  /* one call */
+	TAP_BYTES,  /* one byte per call */
+	TAP_RANDOM, /* sizes 1..maxchunk from the seed, and empty calls */
+};
+
+typedef void (*tap_feed_fn)(void *ctx, const char *data, size_t len);
+
+/* Feed DATA (LEN bytes) to FN in chunks cut as MODE says; TAP_RANDOM draws
+ * the sizes from SEED and now and then makes an empty call, which a
+ * streaming consumer must take as nothing.  For the property that a
+ * streaming result does not depend on where the input was cut. */
+static inline void tap_feed_chunks(const char *data, size_t len,
+                                   enum tap_chunking mode, uint64_t seed,
+                                   size_t maxchunk, tap_feed_fn fn, void *ctx)
+{
+	struct tap_rng rng = {seed | 1};
+	size_t pos = 0;
+
+	while (pos < len) {
+		size_t n = len - pos;
+
+		if (mode == TAP_BYTES)
+			n = 1;
+		else if (mode == TAP_RANDOM && n > 1)
+			n = 1 + tap_below(&rng, maxchunk < n ? maxchunk : n);
+		if (mode == TAP_RANDOM && tap_below(&rng, 7) == 0)
+			fn(ctx, data + pos, 0);
+		fn(ctx, data + pos, n);
+		pos += n;
+	}
 }
 
 #endif

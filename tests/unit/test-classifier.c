@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The streaming classifier: chunking independence, log quirks (colour
  * codes, rank prefixes, progress bars, long lines, NUL bytes), the tail,
  * and the ordering of evidence into a verdict. */
@@ -462,9 +463,8 @@ static void test_tail(void)
 	ga_verdict_init(&v);
 	ga_classifier_finish(c, NULL, &v);
 	is_str(v.tail,
-	       "line 99\nline 100\nbar 100%\nbold\ntrailing cr\n"
-	       "last, unterminated\n" +
-	               8,
+	       &"line 99\nline 100\nbar 100%\nbold\ntrailing cr\n"
+	        "last, unterminated\n"[8],
 	       "tail: last 5 lines, last \\r segment, cleaned");
 	is_int(v.tail_lines, 5, "tail: 5 lines");
 	/* finish may be called again and gives the same */

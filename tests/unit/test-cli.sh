@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/unit/test-cli.sh GPUALERT SPOOL_PUT SOURCE_ROOT
 # The command as a Unix user meets it: named paths that do not exist are
 # errors, --set errors are usage errors that name the option, every
@@ -7,9 +8,7 @@
 # a real SMTP server on loopback (aiosmtpd).  Prints TAP.
 set -u
 GA=$1; PUT=$2; SRC=$3
-n=0; fails=0
-ok()  { n=$((n+1)); echo "ok $n - $*"; }
-nok() { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
+. "$(dirname "$0")/../tap.sh"
 tmp=$(mktemp -d); sink=
 trap '[ -z "$sink" ] || kill "$sink" 2>/dev/null; rm -rf "$tmp"' EXIT
 # expect RC DESCRIPTION CMD...: exit status RC, every stderr line prefixed
@@ -61,8 +60,8 @@ expect 1 "send --render of a job not in the spool" "$GA" send --render 99 --spoo
 expect 2 "send --render with a bad job id" "$GA" send --render ../x --spool "$tmp/sp"
 
 if ! /usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null; then
-	echo "1..$n # SKIP the rest: python3-aiosmtpd not installed"
-	[ "$fails" = 0 ]; exit
+	echo "1..$tap_n # SKIP the rest: python3-aiosmtpd not installed"
+	[ "$tap_failed" = 0 ]; exit
 fi
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 url=smtp://127.0.0.1:$port
@@ -90,5 +89,4 @@ grep -q "1 delivered" "$tmp/err" && ok "... 1 delivered" || nok "... $(cat "$tmp
 want=$(tr -d '\r' <"$tmp/render.eml" | grep "^Message-ID:")
 grep -qx "$want" <(tr -d '\r' <"$tmp/mail/002.eml") &&
 	ok "--render gave the Message-ID that was sent" || nok "Message-ID: rendered '$want'"
-echo "1..$n"
-[ "$fails" = 0 ]
+tap_done

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert.conf(5) and the shipped gpualert.conf against the code's key
  * table: every key documented once in its section, nothing documented that
  * the code does not know, and every documented default equal to the code's

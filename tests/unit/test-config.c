@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpualert.conf: the shipped file parses cleanly, every bound is enforced
  * with a FILE:LINE message, and plugstack-style overrides work. */
 #include "config.h"
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
 	                 "attach_budget = 3M\n"
 	                 "[nowhere]\n"
 	                 "x = y\n");
-	ga_config_init(&cfg);
+	is_int(ga_config_init(&cfg), 0, "config init");
 	ga_diag_init(&d, "config");
 	rc = ga_config_load(&cfg, path, &d);
 	is_int(rc, -EINVAL, "a file with errors: -EINVAL");
@@ -132,7 +133,7 @@ int main(int argc, char **argv)
 	}
 
 	/* A control character in a string value (would reach headers). */
-	ga_config_init(&cfg);
+	is_int(ga_config_init(&cfg), 0, "config init");
 	ga_diag_init(&d, "config");
 	is_int(ga_config_set(&cfg, "mail.from", "a@b\r\nBcc: x@y", "plugstack",
 	                     &d),

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/unit/test-install.sh BUILD_DIR SYSCONFDIR
 # `meson install` twice into a scratch DESTDIR, with the settings edited in
 # between: the second install keeps the edits (gpualert.conf and the
@@ -6,9 +7,7 @@
 # Prints TAP.
 set -u
 BUILD=$1; ETC=$2
-n=0; fails=0
-ok()  { n=$((n+1)); echo "ok $n - $*"; }
-nok() { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
+. "$(dirname "$0")/../tap.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 conf=$tmp$ETC/gpualert/gpualert.conf
 plug=$tmp$ETC/slurm/plugstack.conf.d/gpualert.conf
@@ -29,5 +28,4 @@ if [ -f "$plug" ]; then
 		nok "plugstack snippet overwritten"
 fi
 rm -f "$tmp.log"
-echo "1..$n"
-[ "$fails" = 0 ]
+tap_done

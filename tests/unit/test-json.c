@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON strings and UTF-8 sanitising. */
 #include "json.h"
 

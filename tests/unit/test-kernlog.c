@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernel evidence: the Xid/SXid line parser, the /dev/kmsg record format,
  * attribution to a step (by pid, by device, never another job's), the
  * bus-id map from a /proc/driver/nvidia/gpus directory, and the verdict

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The streaming line reader: segments, line numbers and counts must not
  * depend on how the input is split into chunks. */
 #include "linereader.h"
@@ -37,33 +38,22 @@ struct run {
 	uint64_t lines, bytes, long_segments;
 };
 
-/* Feed DATA in chunks: MODE 0 whole, 1 byte by byte, 2 random sizes up to
- * MAXCHUNK from SEED. */
-static void feed(const char *data, size_t len, int mode, uint64_t seed,
-                 size_t maxchunk, struct run *out)
+static void feed_reader(void *ctx, const char *data, size_t len)
+{
+	ga_linereader_feed(ctx, data, len);
+}
+
+/* Feed DATA in chunks (tap_feed_chunks: MODE whole, bytes or random sizes
+ * up to MAXCHUNK from SEED). */
+static void feed(const char *data, size_t len, enum tap_chunking mode,
+                 uint64_t seed, size_t maxchunk, struct run *out)
 {
 	struct ga_linereader r;
 	struct ga_buf b;
-	struct tap_rng rng = {seed | 1};
-	size_t pos = 0;
 
 	ga_buf_init(&b);
 	ga_linereader_init(&r, collect, &b);
-	while (pos < len) {
-		size_t n = len - pos;
-
-		if (mode == 1)
-			n = 1;
-		else if (mode == 2 && n > 1)
-			n = 1 + tap_below(&rng, maxchunk < n ? maxchunk : n);
-		if (n > len - pos)
-			n = len - pos;
-		/* an empty feed now and then changes nothing */
-		if (mode == 2 && tap_below(&rng, 7) == 0)
-			ga_linereader_feed(&r, data + pos, 0);
-		ga_linereader_feed(&r, data + pos, n);
-		pos += n;
-	}
+	tap_feed_chunks(data, len, mode, seed, maxchunk, feed_reader, &r);
 	ga_linereader_finish(&r);
 	out->lines = ga_linereader_lines(&r);
 	out->bytes = r.bytes;
@@ -76,7 +66,7 @@ static void expect_run(const char *name, const char *data, size_t len,
 {
 	struct run whole;
 
-	feed(data, len, 0, 0, 0, &whole);
+	feed(data, len, TAP_WHOLE, 0, 0, &whole);
 	is_str(whole.segments, want, "%s: segments", name);
 	is_int(whole.lines, lines, "%s: lines", name);
 	is_int(whole.bytes, len, "%s: bytes", name);
@@ -91,10 +81,10 @@ static void expect_same(const char *name, const char *data, size_t len,
 	struct run whole, other;
 	bool same = true;
 
-	feed(data, len, 0, 0, 0, &whole);
+	feed(data, len, TAP_WHOLE, 0, 0, &whole);
 	for (int k = 0; k < 41 && same; k++) {
-		feed(data, len, k == 0 ? 1 : 2, (uint64_t)k * 7919, maxchunk,
-		     &other);
+		feed(data, len, k == 0 ? TAP_BYTES : TAP_RANDOM,
+		     (uint64_t)k * 7919, maxchunk, &other);
 		same = whole.segments && other.segments &&
 		       !strcmp(whole.segments, other.segments) &&
 		       whole.lines == other.lines &&
@@ -208,7 +198,7 @@ int main(void)
 
 		for (size_t i = 0; i < b.len; i++)
 			nl += s[i] == '\n';
-		feed(s, b.len, 0, 0, 0, &whole);
+		feed(s, b.len, TAP_WHOLE, 0, 0, &whole);
 		is_int(whole.lines, nl + (b.len && s[b.len - 1] != '\n'),
 		       "mixture: lines as wc -l counts them (+1 unterminated)");
 		free(whole.segments);

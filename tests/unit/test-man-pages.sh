@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/unit/test-man-pages.sh GPUALERT DOC_BUILD_DIR SOURCE_ROOT
 # The man pages against the code: every example of gpualert-rules(5) and
 # the annotated example of rules/README.md pass `gpualert rules check`,
@@ -6,9 +7,7 @@
 # Prints TAP.
 set -u
 GA=$1; DOC=$2; SRC=$3
-n=0; fails=0
-ok()  { n=$((n+1)); echo "ok $n - $*"; }
-nok() { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
+. "$(dirname "$0")/../tap.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 # Each ``` block of the rules page is a rules file; scdoc's "\X" is X.
@@ -50,5 +49,4 @@ for c in $cmds spool; do
 		nok "gpualert(1) does not document '$c'"
 	fi
 done
-echo "1..$n"
-[ "$fails" = 0 ]
+tap_done

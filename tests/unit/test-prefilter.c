@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The multi-literal prefilter against a naive search, and the classifier
  * with its prefilter against matching every line, on random rule sets. */
 #include "prefilter.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The report model and the state transport: JSON round trips, the root
  * cause, and untrusted input rejected or bounded. */
 #include "report.h"
@@ -9,6 +10,7 @@
 #include "json.h"
 #include "log.h"
 #include "tap.h"
+#include "util.h"
 
 static struct ga_ruleset *rs;
 
@@ -29,7 +31,8 @@ static void feed_verdict(const char *log, int code, struct ga_verdict *v,
 	ga_classifier_feed(c, log, strlen(log));
 	if (state)
 		ga_classifier_write_state(c, state);
-	ga_classifier_finish(c, &st, v);
+	if (ga_classifier_finish(c, &st, v) < 0)
+		ok(false, "ga_classifier_finish");
 	ga_classifier_destroy(c);
 }
 
@@ -66,7 +69,7 @@ static void test_json_parser(void)
 	        "\"a\x01\"", "\"\xff\"",    "1 2",
 	        "tru",       "{\"a\":1}}",  "[01x]",
 	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < GA_ARRAY_LEN(bad); i++) {
 		err = NULL;
 		v = ga_json_parse(bad[i], strlen(bad[i]), &err);
 		ok(v == NULL && err != NULL, "rejected: '%s' (%s)", bad[i],
@@ -104,7 +107,7 @@ static void test_state_transport(void)
 	is_int(ga_classifier_read_state(c, state.data, state.len, &err), 0,
 	       "state read back");
 	ga_status_from_int(&st, 1);
-	ga_classifier_finish(c, &st, &via);
+	is_int(ga_classifier_finish(c, &st, &via), 0, "finish after the state");
 	is_str(ga_class_name(via.cls), ga_class_name(direct.cls),
 	       "same class through the transport");
 	is_str(via.rule, direct.rule, "same rule");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The rules file parser, layering, fallback and literal extraction. */
 #include "rules.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stats.log: a report becomes one tab-separated record whatever its
  * strings hold, and reads back the same. */
 #include "stats.h"

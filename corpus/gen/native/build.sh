@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Build the native test programs into $1 (the temporary project's build dir).
 set -e
 SRC=$(dirname "$0")

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frees a batch buffer twice: glibc aborts */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frees a misaligned pointer into a block: glibc aborts */
 #include <stdio.h>
 #include <stdlib.h>

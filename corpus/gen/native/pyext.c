@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* python extension built against a newer core library */
 #include <Python.h>
 extern int fused_adam_step_v2(double *, long);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* maps a shard file, the file is truncated underneath: SIGBUS */
 #include <fcntl.h>
 #include <stdio.h>

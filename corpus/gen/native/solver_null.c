@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sparse solver with a NULL row pointer: SIGSEGV */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* copies a record into a fixed stack buffer without bounds check */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* unreachable branch compiled to ud2: SIGILL */
 #include <stdio.h>
 #include <stdlib.h>

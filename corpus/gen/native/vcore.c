@@ -1,1 +1,2 @@
+/* SPDX-License-Identifier: MIT */
 int vcore_version(void) { return VCORE_V; }

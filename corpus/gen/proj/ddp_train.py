@@ -83,3 +83,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+# SPDX-License-Identifier: MIT

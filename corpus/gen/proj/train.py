@@ -381,3 +381,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+# SPDX-License-Identifier: MIT

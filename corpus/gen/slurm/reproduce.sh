@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # corpus/gen/slurm/reproduce.sh -- regenerate gpualert's scheduler-produced corpus logs.
 #
 # Starts two throwaway Slurm clusters with tests/slurm/lab.sh (own ports), runs

@@ -3,3 +3,4 @@
 echo "job $SLURM_JOB_ID ($SLURM_JOB_NAME) on $SLURMD_NODENAME, $SLURM_CPUS_ON_NODE cpus, started $(date '+%F %T')"
 /usr/bin/python3 "$@"
 echo "python exited with $?"
+# SPDX-License-Identifier: MIT

@@ -55,3 +55,4 @@ for ep in range(args.epochs):
     acc = float(np.mean(((X @ w) > 0) == (y > 0.5)))
     sys.stderr.write("\n")
     print(f"rank {rank} | epoch {ep:3d} | loss {np.mean(losses):.4f} | acc {acc:.4f} | |w| {np.linalg.norm(w):.3f}", flush=True)
+# SPDX-License-Identifier: MIT

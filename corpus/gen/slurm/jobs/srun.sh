@@ -9,3 +9,4 @@ fi
 rc=$?
 echo "srun exited with $rc"
 exit $rc
+# SPDX-License-Identifier: MIT

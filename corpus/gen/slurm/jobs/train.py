@@ -111,3 +111,4 @@ for epoch in range(args.epochs):
     print(f"[rank{rank}] epoch {epoch:3d} | train_loss {tot / seen:.4f} | acc {correct / seen:.4f} | "
           f"lr {sched.get_last_lr()[0]:.2e} | {time.time() - t0:.1f}s", flush=True)
 print(f"[rank{rank}] training finished", flush=True)
+# SPDX-License-Identifier: MIT

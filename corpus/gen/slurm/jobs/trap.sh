@@ -9,3 +9,4 @@ rc=$?
 echo "$(date '+%F %T') wait returned $rc"
 wait $pid
 echo "$(date '+%F %T') training exited with $?"
+# SPDX-License-Identifier: MIT
