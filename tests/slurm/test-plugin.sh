@@ -181,11 +181,12 @@ job_field() {  # lab jobid field
 jobcomp() {    # lab jobid -> "STATE EXIT"
     SLURM_CONF=$ROOT/$1/etc/slurm.conf sacct -c -n -j "$2" -o State,ExitCode 2>/dev/null | awk 'NR==1{print $1, $2}'
 }
-# what legitimately differs between the two labs: node names, lab paths,
+# what legitimately differs between the two labs: node names (and which
+# of the two nodes the scheduler picked for a one-node job), lab paths,
 # pids in bash's job messages, timestamps, dd's speed, and srun's own
 # scheduling chatter (how long a step waited for CPUs depends on the load)
 norm() { sed -e '/^srun: \(Job step creation temporarily disabled\|Step created for\|job [0-9]* queued and waiting\|job [0-9]* has been allocated\)/d' \
-             -e "s/ga${PORT[on]}n/gaNODEn/g; s/ga${PORT[off]}n/gaNODEn/g" \
+             -e "s/ga${PORT[on]}n[0-9]*/gaNODE/g; s/ga${PORT[off]}n[0-9]*/gaNODE/g" \
              -e 's/AT [0-9T:-]*/AT <time>/g' \
              -e "s#$ROOT/on#LAB#g; s#$ROOT/off#LAB#g" \
              -e 's/^\(.*: line [0-9]*: *\)[0-9]* /\1PID /' \
