@@ -274,8 +274,8 @@ int cmd_run(int argc, char **argv)
 			ga_report_add_recipient(&r, alert.recipients[i]);
 		r.start_time = start;
 		r.end_time = now.tv_sec;
-		ga_task_conclude(&cfg, coll, &end, 1, getuid(), getgid(), false,
-		                 &r);
+		ga_task_conclude(&cfg, coll, NULL, &end, 1, getuid(), getgid(),
+		                 false, &r);
 		ga_report_choose_root(&r);
 		{
 			/* Reserve first, then the files, then the report

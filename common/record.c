@@ -102,7 +102,7 @@ static void __attribute__((noreturn))
 child_main(const struct ga_record *recs, size_t n,
            const struct ga_record_opts *o, int out)
 {
-	struct ga_ruleset *rs;
+	const struct ga_ruleset *rs;
 	struct ga_classifier *c;
 	struct ga_record_stats st = {0};
 	struct ga_buf b;
@@ -120,7 +120,7 @@ child_main(const struct ga_record *recs, size_t n,
 			(void)setrlimit(RLIMIT_AS, &rl);
 		}
 	}
-	rs = ga_rules_load(o->rules_dir, NULL, NULL);
+	rs = o->rules ? o->rules : ga_rules_load(o->rules_dir, NULL, NULL);
 	c = rs ? ga_classifier_create(rs) : NULL;
 	buf = malloc(CHUNK);
 	if (!c || !buf)

@@ -19,12 +19,17 @@
 
 #include "buf.h"
 #include "capture.h"
+#include "rules.h"
 #include "status.h"
 
 struct ga_record_opts {
 	bool drop; /* become UID/GID first (the caller is root) */
 	uid_t uid;
 	gid_t gid;
+	/* The rules, compiled by the caller: the child inherits them with
+	 * its memory, so a step compiles its rules once, not once per task
+	 * (borrowed; NULL: the child loads RULES_DIR itself). */
+	const struct ga_ruleset *rules;
 	const char *rules_dir; /* NULL/"": built-ins */
 	unsigned tail_lines;   /* 0: default */
 	uint64_t max_bytes;    /* per record, from its end; 0: all */

@@ -176,10 +176,14 @@ static void fill_record(struct ga_task_report *tr,
 }
 
 void ga_task_conclude(const struct ga_config *cfg, struct ga_collector *coll,
+                      const struct ga_ruleset *rules,
                       const struct ga_task_end *ends, size_t n, uid_t uid,
                       gid_t gid, bool drop, struct ga_report *r)
 {
-	struct ga_ruleset *rs = ga_rules_load(cfg->rules_dir, NULL, NULL);
+	struct ga_ruleset *own = rules ? NULL
+	                               : ga_rules_load(cfg->rules_dir, NULL,
+	                                               NULL);
+	const struct ga_ruleset *rs = rules ? rules : own;
 	struct pending *p = calloc(n ? n : 1, sizeof(*p));
 	double deadline = ga_record_now_ms() + cfg->classify_timeout_ms;
 
@@ -191,6 +195,7 @@ void ga_task_conclude(const struct ga_config *cfg, struct ga_collector *coll,
 		        .drop = drop,
 		        .uid = uid,
 		        .gid = gid,
+		        .rules = rs,
 		        .rules_dir = cfg->rules_dir,
 		        .tail_lines = cfg->tail_lines,
 		        .max_bytes = cfg->classify_max,
@@ -273,5 +278,5 @@ void ga_task_conclude(const struct ga_config *cfg, struct ga_collector *coll,
 		ga_buf_finish(&state);
 	}
 	free(p);
-	ga_ruleset_destroy(rs);
+	ga_ruleset_destroy(own);
 }

@@ -22,6 +22,7 @@
 #include "capture.h"
 #include "config.h"
 #include "report.h"
+#include "rules.h"
 #include "status.h"
 
 /* What names the task (for the log's name and header).  Strings are
@@ -62,9 +63,12 @@ struct ga_task_end {
 /* The whole step has ended: classify every task's records in children
  * (as UID/GID when DROP, in parallel, under one deadline of the config's
  * classify_timeout_ms), decide the verdicts and append one task report
- * per END to R.  Tasks that never reported get a capture_error saying
- * so.  Never fails: what could not be done is in the reports. */
+ * per END to R.  RULES (borrowed, may be NULL: loaded here) are the
+ * compiled rules; the children inherit them.  Tasks that never reported
+ * get a capture_error saying so.  Never fails: what could not be done is
+ * in the reports. */
 void ga_task_conclude(const struct ga_config *cfg, struct ga_collector *coll,
+                      const struct ga_ruleset *rules,
                       const struct ga_task_end *ends, size_t n, uid_t uid,
                       gid_t gid, bool drop, struct ga_report *r);
 

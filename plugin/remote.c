@@ -22,6 +22,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <pwd.h>
 #include <slurm/slurm.h>
 #include <stdio.h>
@@ -38,6 +40,7 @@
 #include "option.h"
 #include "report.h"
 #include "spool.h"
+#include "rules.h"
 #include "task.h"
 
 struct task_rec {
@@ -64,6 +67,12 @@ static struct {
 	struct task_rec *tasks;
 	size_t n, cap;
 	bool sched_queried;
+	bool array_claimed; /* an srun step said it is an array task */
+	/* The rules, compiled on a thread of slurmstepd's while the tasks
+	 * run, so that the step's end does not wait for it. */
+	pthread_t rules_thread;
+	bool rules_started;
+	struct ga_ruleset *rules;
 	enum ga_sched_state sched;
 } R;
 
@@ -106,6 +115,41 @@ static void user_name(uid_t uid, char *buf, size_t size)
 		snprintf(buf, size, "%s", res->pw_name);
 	else
 		snprintf(buf, size, "%u", (unsigned)uid);
+}
+
+static void *load_rules(void *arg)
+{
+	(void)arg;
+	R.rules = ga_rules_load(ga_plugin_state.cfg.rules_dir, NULL, NULL);
+	return NULL;
+}
+
+static void start_rules(void)
+{
+	pthread_attr_t a;
+
+	if (R.rules_started || pthread_attr_init(&a) != 0)
+		return;
+	/* Signals stay with slurmstepd's own threads. */
+	{
+		sigset_t all, old;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		R.rules_started = pthread_create(&R.rules_thread, &a,
+		                                 load_rules, NULL) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	pthread_attr_destroy(&a);
+}
+
+static const struct ga_ruleset *joined_rules(void)
+{
+	if (R.rules_started) {
+		pthread_join(R.rules_thread, NULL);
+		R.rules_started = false;
+	}
+	return R.rules;
 }
 
 static struct task_rec *task_rec(uint32_t id)
@@ -187,14 +231,21 @@ int ga_remote_user_init(spank_t sp)
 		snprintf(R.step, sizeof(R.step), "%u", R.step_id);
 	/* A job that is not an array task has its own id as array id and
 	 * NO_VAL as task id.  Only a batch step's come from the controller;
-	 * an srun step's are srun's to say, so exit asks the controller. */
-	if (R.step_id == SLURM_BATCH_SCRIPT &&
-	    spank_get_item(sp, S_JOB_ARRAY_ID, &array_id) == ESPANK_SUCCESS &&
+	 * an srun step's are srun's to say (it takes them from the
+	 * submitter's environment), so exit checks a claimed array with the
+	 * controller.  A claim left out only loses the grouping. */
+	if (spank_get_item(sp, S_JOB_ARRAY_ID, &array_id) == ESPANK_SUCCESS &&
 	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) ==
 	            ESPANK_SUCCESS &&
 	    array_id != 0 && array_task != NO_VAL && array_task != INFINITE) {
-		snprintf(R.array_job, sizeof(R.array_job), "%u", array_id);
-		snprintf(R.array_task, sizeof(R.array_task), "%u", array_task);
+		if (R.step_id == SLURM_BATCH_SCRIPT) {
+			snprintf(R.array_job, sizeof(R.array_job), "%u",
+			         array_id);
+			snprintf(R.array_task, sizeof(R.array_task), "%u",
+			         array_task);
+		} else {
+			R.array_claimed = true;
+		}
 	}
 	user_name(R.uid, R.user, sizeof(R.user));
 	getenv_into(sp, "SLURMD_NODENAME", R.node, sizeof(R.node), true);
@@ -275,6 +326,9 @@ int ga_remote_task_post_fork(spank_t sp)
 	t = task_rec(gtid);
 	if (t)
 		t->start = now_real();
+	/* As root (user_init runs with the user's euid), once the first task
+	 * is on its way: the rules compile while the tasks run. */
+	start_rules();
 	return 0;
 }
 
@@ -451,8 +505,7 @@ int ga_remote_exit(spank_t sp)
 	if (!R.active)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (R.step_id != SLURM_BATCH_SCRIPT && !R.sched_queried &&
-	    p->cfg.query_scheduler)
+	if (R.array_claimed && !R.sched_queried && p->cfg.query_scheduler)
 		query_scheduler();
 	ga_report_init(&r);
 	ga_report_set(&r.origin, "slurm");
@@ -497,8 +550,8 @@ int ga_remote_exit(spank_t sp)
 				ga_report_set(&r.work_dir, tc->work_dir);
 		}
 		/* As the job's user: its bytes are never parsed as root. */
-		ga_task_conclude(&p->cfg, R.coll, ends, n, R.uid, R.gid,
-		                 geteuid() == 0, &r);
+		ga_task_conclude(&p->cfg, R.coll, joined_rules(), ends, n,
+		                 R.uid, R.gid, geteuid() == 0, &r);
 		free(ends);
 	}
 	ga_report_choose_root(&r);
@@ -537,6 +590,8 @@ int ga_remote_exit(spank_t sp)
 	       ms(&t2, &t3));
 	ga_report_finish(&r);
 out:
+	(void)joined_rules();
+	ga_ruleset_destroy(R.rules);
 	ga_collector_destroy(R.coll);
 	R.coll = NULL;
 	ga_alert_finish(&R.alert);

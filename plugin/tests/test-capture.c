@@ -183,7 +183,7 @@ static void run(struct run *r, const char *cmd, enum dest d, bool kill_helper,
 	if (rd2 > 0)
 		while (waitpid(rd2, NULL, 0) < 0 && errno == EINTR)
 			;
-	ga_task_conclude(&cfg, coll, &end, 1, getuid(), getgid(), false,
+	ga_task_conclude(&cfg, coll, NULL, &end, 1, getuid(), getgid(), false,
 	                 &r->rep);
 	r->tr = r->rep.n_tasks ? &r->rep.tasks[0] : NULL;
 }
