@@ -6,13 +6,17 @@
 # the same run (the plugstack line is added/removed between steps;
 # slurmstepd reloads it per step), best of REPS.  Not a test: prints
 # figures.  Needs root and Debian's slurm.
-#   SIZE=1G   bytes written by the throughput tasks
-#   REPS=3    repetitions of each throughput case (best reported)
-#   N=30      'srun true' pairs for the launch latency (median)
-#   SECS=10   seconds of the 5,000 lines/s training-log task
+#   SIZE=1G       bytes written by the batch throughput tasks
+#   SRUN_SIZE=256M  bytes written by the srun step throughput tasks (srun
+#                 forwards a step's output over a socket at tens of MB/s)
+#   REPS=3        repetitions of each throughput case (best reported; the
+#                 order of on and off alternates, and each run starts after
+#                 a sync)
+#   N=30          'srun true' pairs for the launch latency (median)
+#   SECS=60       seconds of the 5,000 lines/s training-log task
 set -u
 SO=$(realpath "$1"); BIN=$(realpath "$2"); PORT=${3:-18880}
-N=${N:-30}; SIZE=${SIZE:-1G}; REPS=${REPS:-3}; SECS=${SECS:-10}
+N=${N:-30}; SIZE=${SIZE:-1G}; SRUN_SIZE=${SRUN_SIZE:-256M}; REPS=${REPS:-3}; SECS=${SECS:-60}
 LABSH=$(cd "$(dirname "$0")/../slurm" && pwd)/lab.sh
 L=$(mktemp -d /tmp/ga-bench.XXXXXX); chmod 755 "$L"
 export GPUALERT_LAB=$L/lab GPUALERT_LAB_PORT=$PORT GPUALERT_LAB_NODES=1 GPUALERT_LAB_CGROUP=1
@@ -50,6 +54,7 @@ printf 'srun true: off %.2f ms, on %.2f ms, added %.2f ms (median of %d)\n' \
 # A task that times its own writes (so sbatch's polling does not blur the
 # figure) and writes the time to tp.ms.
 timed() { printf '#!/bin/bash\nt0=$(date +%%s%%N)\n%s\nt1=$(date +%%s%%N)\necho $(( (t1 - t0) / 1000000 )) >%s/tp.ms\n' "$1" "$J"; }
+order() { if [ $(($1 % 2)) = 1 ]; then echo off on; else echo on off; fi; }
 ratio() {  # label offms onms
     printf '%s: off %d ms (%.0f MB/s), on %d ms (%.0f MB/s) -> on = %.1f %% of off\n' \
         "$1" "$2" "$(echo "$BYTES/1000/$2" | bc -l)" "$3" "$(echo "$BYTES/1000/$3" | bc -l)" \
@@ -60,8 +65,8 @@ batch() {  # label command: a batch task writing to its .out (best of REPS)
     timed "$2" >"$J/tp.sh"; chmod 755 "$J/tp.sh"
     for s in off on; do : >"$L/tp.$s"; done
     for r in $(seq 1 "$REPS"); do
-        for s in off on; do
-            $s; rm -rf "$J"/tp.out "$J"/gpualert-* "$J/tp.ms"
+        for s in $(order $r); do
+            $s; rm -rf "$J"/tp.out "$J"/gpualert-* "$J/tp.ms"; sync
             u sbatch --wait -Q -o "$J/tp.out" "$J/tp.sh" >/dev/null
             cat "$J/tp.ms" >>"$L/tp.$s"
             if [ $s = on ]; then
@@ -79,8 +84,8 @@ step() {  # label command: an srun step writing through its pipe (best of REPS)
     timed "$2" >"$J/tp.sh"; chmod 755 "$J/tp.sh"
     for s in off on; do : >"$L/tp.$s"; done
     for r in $(seq 1 "$REPS"); do
-        for s in off on; do
-            $s; rm -rf "$J"/gpualert-* "$J/tp.ms"
+        for s in $(order $r); do
+            $s; rm -rf "$J"/gpualert-* "$J/tp.ms"; sync
             u srun "$J/tp.sh" >/dev/null
             cat "$J/tp.ms" >>"$L/tp.$s"
         done
@@ -91,9 +96,10 @@ step() {  # label command: an srun step writing through its pipe (best of REPS)
 echo "== a batch task writing $SIZE to its .out file (best of $REPS)"
 batch "batch, $SIZE in 64 KiB writes" "dd if=/dev/zero bs=64k count=$((BYTES / 65536)) status=none"
 batch "batch, $SIZE of 50-byte lines" "yes 'epoch 3 step 1200 loss 0.3312 lr 0.0001 ok .....' | head -c $SIZE"
-echo "== an srun step writing $SIZE through its pipe to srun (best of $REPS)"
-step "srun, $SIZE in 64 KiB writes" "dd if=/dev/zero bs=64k count=$((BYTES / 65536)) status=none"
-step "srun, $SIZE of 50-byte lines" "yes 'epoch 3 step 1200 loss 0.3312 lr 0.0001 ok .....' | head -c $SIZE"
+BYTES=$(numfmt --from=iec "$SRUN_SIZE")
+echo "== an srun step writing $SRUN_SIZE through its pipe to srun (best of $REPS)"
+step "srun, $SRUN_SIZE in 64 KiB writes" "dd if=/dev/zero bs=64k count=$((BYTES / 65536)) status=none"
+step "srun, $SRUN_SIZE of 50-byte lines" "yes 'epoch 3 step 1200 loss 0.3312 lr 0.0001 ok .....' | head -c $SRUN_SIZE"
 
 echo "== CPU of gpualert per CPU of a task printing 5,000 flushed lines/s for $SECS s"
 cat >"$J/trainlog.py" <<'EOP'
