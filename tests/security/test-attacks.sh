@@ -13,20 +13,17 @@ set -u
 SO=$(realpath "$1"); BIN=$(realpath "$2"); BASE=${3:-18870}
 HERE=$(cd "$(dirname "$0")" && pwd)
 LABSH=$HERE/../slurm/lab.sh
-SINK=$HERE/../demo/mailsink.py
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 77; }
-for b in slurmctld slurmd srun; do
-    command -v $b >/dev/null || { echo "1..0 # SKIP $b not installed"; exit 77; }
-done
+. "$HERE/../slurm/lab-test.sh"
+lab_test_needs
 
 ROOT=$(mktemp -d /tmp/ga-sec.XXXXXX)
 chmod 755 "$ROOT"
 export GPUALERT_LAB=$ROOT/lab GPUALERT_LAB_PORT=$BASE GPUALERT_LAB_CPUS=8
 SMTP_PORT=$((BASE + 5))
-sink_pid=
+sink=
 cleanup() {
     "$LABSH" stop >/dev/null 2>&1
-    [ -n "$sink_pid" ] && kill "$sink_pid" 2>/dev/null
+    [ -n "$sink" ] && kill "$sink" 2>/dev/null
     [ -n "${KEEP:-}" ] || rm -rf "$ROOT"
 }
 trap cleanup EXIT
@@ -35,15 +32,11 @@ trap cleanup EXIT
 for u in gpa-attacker gpa-victim; do
     id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u"
 done
-"$LABSH" start >"$ROOT/start.log" 2>&1 || { echo "1..0 # SKIP lab did not start"; sed 's/^/# /' "$ROOT/start.log"; exit 1; }
-eval "$("$LABSH" env)"
+lab_test_start
 "$LABSH" gpualert "$SO" "$SMTP_PORT" '[capture]' 'keep = all' >/dev/null
 L=$GPUALERT_LAB
 SPOOL=$L/gaspool
-mkdir -p "$ROOT/mail"
-/usr/bin/python3 "$SINK" "$SMTP_PORT" "$ROOT/mail" >"$ROOT/sink.log" 2>&1 &
-sink_pid=$!
-for i in $(seq 1 100); do grep -q listening "$ROOT/sink.log" && break; sleep 0.1; done
+lab_test_sink "$ROOT/mail"
 # a shared, sticky project directory both users work in
 SHARED=$ROOT/shared
 install -d -m 1777 "$SHARED"

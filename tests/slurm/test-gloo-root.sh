@@ -14,10 +14,9 @@ set -u
 SO=$(realpath "$1"); BIN=$(realpath "$2"); BASE=${3:-18200}
 HERE=$(cd "$(dirname "$0")" && pwd)
 LABSH=$HERE/lab.sh
-SINK=$HERE/../demo/mailsink.py
 PY=/usr/bin/python3
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 77; }
-command -v slurmctld >/dev/null || { echo "1..0 # SKIP slurm not installed"; exit 77; }
+. "$HERE/lab-test.sh"
+lab_test_needs
 $PY -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null ||
 	{ echo "1..0 # SKIP python3-torch (with gloo) not installed"; exit 77; }
 $PY -c 'import aiosmtpd' 2>/dev/null ||
@@ -40,9 +39,7 @@ trap cleanup EXIT
 count() { local c=0 f; for f in "$1"/*"$2"; do [ -e "$f" ] && c=$((c+1)); done; echo $c; }
 
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE GPUALERT_LAB_NODES=2
-"$LABSH" start >"$ROOT/start.log" 2>&1 ||
-	{ sed 's/^/# /' "$ROOT/start.log"; echo "1..0 # lab did not start"; exit 1; }
-eval "$("$LABSH" env)"
+lab_test_start
 spool=$L/gaspool
 "$LABSH" gpualert "$SO" "$SMTP_PORT" "connect_timeout = 2" "timeout = 10" \
 	"retry_base = 1"
@@ -107,9 +104,7 @@ sed 's/^/# task class: /' "$ROOT/classes"
 check "rank 1's report: code_error" grep -qx "1 code_error" "$ROOT/classes"
 check "rank 0's report: nccl (the echo)" grep -qx "0 nccl" "$ROOT/classes"
 
-/usr/bin/python3 "$SINK" "$SMTP_PORT" "$MAIL" >"$ROOT/sink.log" 2>&1 &
-sink=$!
-for _ in $(seq 1 40); do grep -q listening "$ROOT/sink.log" && break; sleep 0.25; done
+lab_test_sink "$MAIL"
 "$BIN" send --once --now --config "$L/gpualert.conf" >"$ROOT/send.log" 2>&1
 check "delivered" grep -q "1 delivered" "$ROOT/send.log"
 sleep 0.5

@@ -21,11 +21,8 @@ set -u
 SO=$(realpath "$1"); BIN=$(realpath "$2"); BASE=${3:-18900}
 HERE=$(cd "$(dirname "$0")" && pwd)
 LABSH=$HERE/lab.sh
-SINK=$HERE/../demo/mailsink.py
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 77; }
-command -v slurmctld >/dev/null || { echo "1..0 # SKIP slurm not installed"; exit 77; }
-/usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null ||
-	{ echo "1..0 # SKIP python3-aiosmtpd not installed"; exit 77; }
+. "$HERE/lab-test.sh"
+lab_test_needs
 [ -w /dev/kmsg ] || { echo "1..0 # SKIP /dev/kmsg is not writable"; exit 77; }
 
 ROOT=$(mktemp -d /tmp/ga-kernel.XXXXXX)
@@ -54,9 +51,7 @@ printf 'Model:           NVIDIA H100 80GB HBM3\nIRQ:             10\nBus Type:  
 	>"$ROOT/gpus/0000:3b:00.0/information"
 
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE
-"$LABSH" start >"$ROOT/start.log" 2>&1 ||
-	{ sed 's/^/# /' "$ROOT/start.log"; echo "1..0 # lab did not start"; exit 1; }
-eval "$("$LABSH" env)"
+lab_test_start
 spool=$L/gaspool
 "$LABSH" gpualert "$SO" "$SMTP_PORT" "connect_timeout = 2" "timeout = 10" \
 	"[general]" "kernel_log = yes" "nvidia_gpus_dir = $ROOT/gpus" \
@@ -132,9 +127,7 @@ for _ in $(seq 1 20); do
 done
 check "four reports spooled" [ "$(ls "$spool/new" | wc -l)" -ge 4 ]
 
-/usr/bin/python3 "$SINK" "$SMTP_PORT" "$MAIL" >"$ROOT/sink.log" 2>&1 &
-sink=$!
-for _ in $(seq 1 40); do grep -q listening "$ROOT/sink.log" && break; sleep 0.25; done
+lab_test_sink "$MAIL"
 # The admin webhook: an HTTP server on loopback that stores each POST body.
 /usr/bin/python3 - "$HOOK_PORT" "$ROOT/hook" >"$ROOT/hook.log" 2>&1 <<'PY' &
 import http.server, os, sys

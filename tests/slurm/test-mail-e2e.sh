@@ -11,11 +11,8 @@ set -u
 SO=$(realpath "$1"); BIN=$(realpath "$2"); BASE=${3:-18960}
 HERE=$(cd "$(dirname "$0")" && pwd)
 LABSH=$HERE/lab.sh
-SINK=$HERE/../demo/mailsink.py
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 77; }
-command -v slurmctld >/dev/null || { echo "1..0 # SKIP slurm not installed"; exit 77; }
-/usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null ||
-	{ echo "1..0 # SKIP python3-aiosmtpd not installed"; exit 77; }
+. "$HERE/lab-test.sh"
+lab_test_needs
 
 ROOT=$(mktemp -d /tmp/ga-mail.XXXXXX)
 chmod 755 "$ROOT"
@@ -32,9 +29,7 @@ trap cleanup EXIT
 . "$HERE/../tap.sh"
 
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE
-"$LABSH" start >"$ROOT/start.log" 2>&1 ||
-	{ sed 's/^/# /' "$ROOT/start.log"; echo "1..0 # lab did not start"; exit 1; }
-eval "$("$LABSH" env)"
+lab_test_start
 spool=$L/gaspool
 "$LABSH" gpualert "$SO" "$SMTP_PORT" "connect_timeout = 2" "timeout = 10" \
 	"retry_base = 1"
@@ -100,9 +95,7 @@ check "server down: the message is kept for retry" grep -q "1 kept for retry" "$
 check "server down: nothing dead-lettered" [ -z "$(ls "$spool/dead")" ]
 
 # 3. The server comes back: exactly one email, with the right verdict.
-/usr/bin/python3 "$SINK" "$SMTP_PORT" "$MAIL" >"$ROOT/sink.log" 2>&1 &
-sink=$!
-for _ in $(seq 1 40); do grep -q listening "$ROOT/sink.log" && break; sleep 0.25; done
+lab_test_sink "$MAIL"
 sleep 1.1       # past retry_base
 "$BIN" send --once --now --config "$L/gpualert.conf" >"$ROOT/send2.log" 2>&1
 check "server up: delivered" grep -q "1 delivered" "$ROOT/send2.log"

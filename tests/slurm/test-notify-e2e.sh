@@ -20,12 +20,9 @@ set -u
 SO=$(realpath "$1"); BIN=$(realpath "$2"); BASE=${3:-18900}
 HERE=$(cd "$(dirname "$0")" && pwd)
 LABSH=$HERE/lab.sh
-SINK=$HERE/../demo/mailsink.py
 HTML=$HERE/../notify/test-html-chromium.py
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 77; }
-command -v slurmctld >/dev/null || { echo "1..0 # SKIP slurm not installed"; exit 77; }
-/usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null ||
-	{ echo "1..0 # SKIP python3-aiosmtpd not installed"; exit 77; }
+. "$HERE/lab-test.sh"
+lab_test_needs
 
 ROOT=$(mktemp -d /tmp/ga-notify.XXXXXX)
 chmod 755 "$ROOT"
@@ -44,17 +41,14 @@ trap cleanup EXIT
 . "$HERE/../tap.sh"
 
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE
-"$LABSH" start >"$ROOT/start.log" 2>&1 ||
-	{ sed 's/^/# /' "$ROOT/start.log"; echo "1..0 # lab did not start"; exit 1; }
-eval "$("$LABSH" env)"
+lab_test_start
 spool=$L/gaspool
 "$LABSH" gpualert "$SO" "$SMTP_PORT" "connect_timeout = 2" "timeout = 10" \
 	"[webhook]" "allowed_hosts = 127.0.0.1:$HOOK_PORT"
 J=$GPUALERT_LAB_JOBS
 
 # The SMTP sink and a webhook receiver that stores each POST body.
-/usr/bin/python3 "$SINK" "$SMTP_PORT" "$MAIL" >"$ROOT/sink.log" 2>&1 &
-sink=$!
+lab_test_sink "$MAIL"
 /usr/bin/python3 - "$HOOK_PORT" "$ROOT/hook" >"$ROOT/hook.log" 2>&1 <<'PY' &
 import http.server, os, sys
 port, d = int(sys.argv[1]), sys.argv[2]

@@ -15,12 +15,9 @@ set -u
 SO=$(realpath "$1"); BIN=$(realpath "$2"); BASE=${3:-18100}
 HERE=$(cd "$(dirname "$0")" && pwd)
 LABSH=$HERE/lab.sh
-SINK=$HERE/../demo/mailsink.py
 SVC=${GPUALERT_SPOOL_USER:-gaspoolsnd}
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 77; }
-command -v slurmctld >/dev/null || { echo "1..0 # SKIP slurm not installed"; exit 77; }
-/usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null ||
-	{ echo "1..0 # SKIP python3-aiosmtpd not installed"; exit 77; }
+. "$HERE/lab-test.sh"
+lab_test_needs
 
 ROOT=$(mktemp -d /tmp/ga-spool-user.XXXXXX)
 chmod 755 "$ROOT"
@@ -55,9 +52,7 @@ install -m 0755 "$(dirname "$BIN")/gpualert-send" "$ROOT/bin/gpualert-send" ||
 	{ echo "1..0 # no gpualert-send next to $BIN"; exit 1; }
 
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE
-"$LABSH" start >"$ROOT/start.log" 2>&1 ||
-	{ sed 's/^/# /' "$ROOT/start.log"; echo "1..0 # lab did not start"; exit 1; }
-eval "$("$LABSH" env)"
+lab_test_start
 spool=$L/gaspool
 "$LABSH" gpualert "$SO" "$SMTP_PORT" "connect_timeout = 2" "timeout = 10"
 # The admin's line (common/spool.h), in place of the lab's root spool.
@@ -94,9 +89,7 @@ check "everything in the spool belongs to $SVC" [ -z "$foreign" ]
 wide=$(find "$spool" -type f -perm /0027 -printf '%m %p\n')
 check "entries are not world-readable or group-writable" [ -z "$wide" ]
 
-/usr/bin/python3 "$SINK" "$SMTP_PORT" "$MAIL" >"$ROOT/sink.log" 2>&1 &
-sink=$!
-for _ in $(seq 1 40); do grep -q listening "$ROOT/sink.log" && break; sleep 0.25; done
+lab_test_sink "$MAIL"
 
 runuser -u "$SVC" -- "$ROOT/bin/gpualert" send --once --now \
 	--config "$L/gpualert.conf" >"$ROOT/send.log" 2>&1
