@@ -146,8 +146,8 @@ sink=$!
 for _ in $(seq 1 40); do grep -q listening "$ROOT/sink.log" && break; sleep 0.25; done
 run_job "$ROOT/wd-email" --gpualert=email
 job=$(grep -o '^[0-9]*' "$ROOT/wd-email.sbatch" | head -1)
-check "enabled: the job's durable log is in its working directory" \
-	bash -c "ls $ROOT/wd-email/gpualert-*.log >/dev/null 2>&1"
+check "enabled: still nothing but the job's output in its working directory (the .out is the record)" \
+	[ "$(ls -A "$ROOT/wd-email")" = job.out ]
 for _ in $(seq 1 20); do ls /var/spool/gpualert/new/ 2>/dev/null | grep -q . && break; sleep 0.25; done
 check "enabled: the installed plugin spooled the job's report" \
 	bash -c "ls /var/spool/gpualert/new/ | grep -q ."
@@ -157,7 +157,8 @@ show "$ROOT/send.log"
 sleep 0.5
 check "one mail at the SMTP server" [ "$(ls "$MAIL" | grep -c '\.eml$')" = 1 ]
 check "addressed to the job owner" grep -q "^To: $GPUALERT_LAB_USER@localhost" "$MAIL/001.eml"
-check "with the verdict for job ${job:-?}" grep -q "^Subject: .*job ${job:-x}.*code_error" "$MAIL/001.eml"
+check "with the verdict for job ${job:-?}" \
+	bash -c "grep '^Subject:' '$MAIL/001.eml' | grep 'job ${job:-x} ' | grep -q code_error"
 
 # 5. Upgrade to a rebuilt, newer version: the site's edits stay.
 echo "; site edit kept across upgrades" >>/etc/gpualert/gpualert.conf
