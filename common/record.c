@@ -113,11 +113,23 @@ child_main(const struct ga_record *recs, size_t n,
 		_exit(3);
 	{
 		struct rlimit rl = {0, 0};
+		unsigned long pages = 0;
+		FILE *f;
 
 		(void)setrlimit(RLIMIT_CORE, &rl);
-		if (o->max_rss) {
-			rl.rlim_cur = rl.rlim_max = (rlim_t)o->max_rss;
-			(void)setrlimit(RLIMIT_AS, &rl);
+		/* A budget over what this fork of the collector already maps
+		 * (slurmstepd's image, or a sanitizer's shadow memory): an
+		 * absolute limit could be below it and fail every malloc. */
+		f = o->max_rss ? fopen("/proc/self/statm", "re") : NULL;
+		if (f) {
+			if (fscanf(f, "%lu", &pages) == 1) {
+				rl.rlim_cur = rl.rlim_max =
+				        (rlim_t)pages *
+				                (rlim_t)sysconf(_SC_PAGESIZE) +
+				        (rlim_t)o->max_rss;
+				(void)setrlimit(RLIMIT_AS, &rl);
+			}
+			fclose(f);
 		}
 	}
 	rs = o->rules ? o->rules : ga_rules_load(o->rules_dir, NULL, NULL);

@@ -268,8 +268,9 @@ static void test_file_semantics(void)
 	/* "second\n" at 0 (O_TRUNC), then the shell's fd 1 goes on at its
 	 * own offset 6, over the newline: exactly as without gpualert. */
 	ok(o && !strcmp(o, "secondis-a-file\n"),
-	   "/dev/stdout reopened with O_TRUNC, [ -f /dev/stdout ] holds: '%s'",
-	   o ? o : "");
+	   "/dev/stdout reopened with O_TRUNC, [ -f /dev/stdout ] holds (%zu "
+	   "bytes)",
+	   o ? strlen(o) : 0);
 	free(o);
 	done(&r);
 	/* O_NONBLOCK on stdout: a file never returns EAGAIN. */
