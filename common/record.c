@@ -71,8 +71,13 @@ static uint64_t feed(struct ga_classifier *c, int fd, uint64_t from,
 			break;
 		from += (uint64_t)n;
 		if (mid_line) {
+			/* A line ends at '\n', or at '\r' for the line reader
+			 * (progress bars redraw with '\r' only). */
 			const char *nl = memchr(buf, '\n', (size_t)n);
+			const char *cr = memchr(buf, '\r', (size_t)n);
 
+			if (!nl || (cr && cr < nl))
+				nl = cr;
 			if (!nl)
 				continue;
 			mid_line = false;
