@@ -99,4 +99,4 @@ for name in sorted(f for f in os.listdir(d) if f.endswith('.eml')):
     print('Attachments:', ', '.join(a for a in att if a) or 'none')
 print('-' * 72)
 PY
-echo "== done: the job outputs are unchanged in $GPUALERT_LAB_JOBS, durable logs next to them"
+echo "== done: the job outputs are unchanged in $GPUALERT_LAB_JOBS, and nothing was added next to them (each .out is its job's record)"
