@@ -40,7 +40,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define GA_MSG_MAX 4096
+/* A start message holds up to two paths and the working directory, each
+ * at most PATH_MAX: it must fit, or the task's record is lost. */
+#define GA_MSG_MAX (4 * 4096)
 /* fds 1 and 2 */
 #define GA_CAPTURE_STREAMS 2
 

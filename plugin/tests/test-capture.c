@@ -30,6 +30,8 @@
 #include "tap.h"
 
 static char dir[256];
+/* Where outputs go and the tasks run (a long path in one case). */
+static const char *work = dir;
 static struct ga_config cfg;
 static struct ga_collector *coll;
 static uint32_t next_task;
@@ -87,7 +89,7 @@ task_main(const char *cmd, uint32_t task, int fo, int fe)
 	        .user = "user",
 	        .job_name = "t",
 	        .node = "node",
-	        .work_dir = dir,
+	        .work_dir = work,
 	        .argc = 3,
 	        .argv = (char *[]){"sh", "-c", (char *)cmd, NULL},
 	        .start = time(NULL),
@@ -120,8 +122,8 @@ static void run(struct run *r, const char *cmd, enum dest d, bool kill_helper,
 	memset(r, 0, sizeof(*r));
 	ga_report_init(&r->rep);
 	r->task = next_task++;
-	snprintf(r->out, sizeof(r->out), "%s/t%u.out", dir, r->task);
-	snprintf(r->err, sizeof(r->err), "%s/t%u.err", dir, r->task);
+	snprintf(r->out, sizeof(r->out), "%s/t%u.out", work, r->task);
+	snprintf(r->err, sizeof(r->err), "%s/t%u.err", work, r->task);
 	if ((d == D_PIPE || d == D_SPLIT_PIPES) && pipe(sv) < 0)
 		return;
 	if (d == D_SPLIT_PIPES && pipe(sv2) < 0)
@@ -432,6 +434,31 @@ static void test_helper_killed(void)
 	done(&r);
 }
 
+/* A working directory and output paths near PATH_MAX: the start message
+ * still fits, and the record is there. */
+static void test_long_paths(void)
+{
+	static char deep[PATH_MAX];
+	size_t n = (size_t)snprintf(deep, sizeof(deep), "%s", dir);
+	struct run r;
+
+	while (n + 256 < PATH_MAX - 300) {
+		deep[n++] = '/';
+		memset(deep + n, 'd', 250);
+		n += 250;
+		deep[n] = '\0';
+		mkdir(deep, 0755);
+	}
+	work = deep;
+	run(&r, "echo 'ModuleNotFoundError: No module named x' >&2; exit 1",
+	    D_FILE, false, 0);
+	ok(r.tr && r.tr->record.present && !strcmp(cls(&r), "import_error"),
+	   "a %zu-byte working directory: recorded and classified (%s)", n,
+	   cls(&r));
+	work = dir;
+	done(&r);
+}
+
 /* A helper message carrying a pidfd of another process is refused: root
  * must never be made to signal it. */
 static void test_forged_pidfd(void)
@@ -505,6 +532,7 @@ int main(void)
 	test_killed(D_PIPE, "pipe");
 	test_helper_killed();
 	test_forged_pidfd();
+	test_long_paths();
 	ga_collector_destroy(coll);
 	ga_config_finish(&cfg);
 	{
