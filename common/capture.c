@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "util.h"
 
 /* 256 KiB pipes: fewer wake-ups than the default 64 KiB, while 256 tasks
  * of one user stay under the default pipe-user-pages-soft (64 MiB), past
@@ -513,29 +514,6 @@ static bool zc_enter(struct helper *h, bool log_private)
 	return true;
 }
 
-static void limit_memory(uint64_t budget)
-{
-	struct rlimit rl = {0, 0};
-	unsigned long pages = 0;
-	FILE *f;
-
-	(void)setrlimit(RLIMIT_CORE, &rl);
-	if (!budget)
-		return;
-	/* The helper is a fork of the task process (slurmstepd's image in the
-	 * plugin), so bound what it may add to what it already maps. */
-	f = fopen("/proc/self/statm", "re");
-	if (f) {
-		if (fscanf(f, "%lu", &pages) != 1)
-			pages = 0;
-		fclose(f);
-	}
-	rl.rlim_cur = rl.rlim_max = (rlim_t)pages *
-	                                    (rlim_t)sysconf(_SC_PAGESIZE) +
-	                            budget;
-	(void)setrlimit(RLIMIT_AS, &rl);
-}
-
 static void quiet_sink(enum ga_log_level level, const char *msg, void *ctx)
 {
 	(void)level;
@@ -610,7 +588,9 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	sigaddset(&block, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &block, &waitmask);
 	sigdelset(&waitmask, SIGUSR1);
-	limit_memory(o->max_rss);
+	/* The helper is a fork of the task process (slurmstepd's image in
+	 * the plugin): its budget is over what that already maps. */
+	ga_limit_memory(o->max_rss);
 	send_hello(sock, o->task_id);
 
 	memset(&h, 0, sizeof(h));

@@ -22,6 +22,7 @@
 #include "classifier.h"
 #include "log.h"
 #include "rules.h"
+#include "util.h"
 
 #define CHUNK (1024 * 1024)
 /* The answer: a counts line and the classifier state, which holds at most
@@ -116,27 +117,7 @@ child_main(const struct ga_record *recs, size_t n,
 	ga_log_set_sink(quiet_sink, NULL);
 	if (o->drop && become(o->uid, o->gid) < 0)
 		_exit(3);
-	{
-		struct rlimit rl = {0, 0};
-		unsigned long pages = 0;
-		FILE *f;
-
-		(void)setrlimit(RLIMIT_CORE, &rl);
-		/* A budget over what this fork of the collector already maps
-		 * (slurmstepd's image, or a sanitizer's shadow memory): an
-		 * absolute limit could be below it and fail every malloc. */
-		f = o->max_rss ? fopen("/proc/self/statm", "re") : NULL;
-		if (f) {
-			if (fscanf(f, "%lu", &pages) == 1) {
-				rl.rlim_cur = rl.rlim_max =
-				        (rlim_t)pages *
-				                (rlim_t)sysconf(_SC_PAGESIZE) +
-				        (rlim_t)o->max_rss;
-				(void)setrlimit(RLIMIT_AS, &rl);
-			}
-			fclose(f);
-		}
-	}
+	ga_limit_memory(o->max_rss);
 	rs = o->rules ? o->rules : ga_rules_load(o->rules_dir, NULL, NULL);
 	c = rs ? ga_classifier_create(rs) : NULL;
 	buf = malloc(CHUNK);

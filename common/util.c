@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "util.h"
 
+#include <stdio.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 size_t ga_safe_copy(char *out, size_t size, const char *s, const char *extra,
                     char repl)
 {
@@ -16,4 +20,24 @@ size_t ga_safe_copy(char *out, size_t size, const char *s, const char *extra,
 	}
 	out[k] = '\0';
 	return k;
+}
+
+void ga_limit_memory(uint64_t budget)
+{
+	struct rlimit rl = {0, 0};
+	unsigned long pages;
+	FILE *f;
+
+	(void)setrlimit(RLIMIT_CORE, &rl);
+	f = budget ? fopen("/proc/self/statm", "re") : NULL;
+	if (!f)
+		return;
+	if (fscanf(f, "%lu", &pages) == 1) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)pages *
+		                                    (rlim_t)sysconf(
+		                                            _SC_PAGESIZE) +
+		                            (rlim_t)budget;
+		(void)setrlimit(RLIMIT_AS, &rl);
+	}
+	fclose(f);
 }

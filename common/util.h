@@ -83,4 +83,11 @@ static inline bool ga_char_safe(char c, const char *extra)
 size_t ga_safe_copy(char *out, size_t size, const char *s, const char *extra,
                     char repl);
 
+/* For a forked child that reads untrusted input: no core dumps, and at
+ * most BUDGET bytes of address space over what the process already maps
+ * (a fork of slurmstepd, or a sanitizer's shadow memory: an absolute
+ * limit could lie below it and fail every allocation).  BUDGET 0, or an
+ * unreadable /proc/self/statm: no address-space limit. */
+void ga_limit_memory(uint64_t budget);
+
 #endif

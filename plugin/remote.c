@@ -42,6 +42,7 @@
 #include "spool.h"
 #include "rules.h"
 #include "task.h"
+#include "util.h"
 
 struct task_rec {
 	uint32_t id; /* global rank */
@@ -89,10 +90,7 @@ static void getenv_into(spank_t sp, const char *var, char *buf, size_t size,
 	for (char *c = buf; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?';
-		else if (safe &&
-		         !((*c >= 'a' && *c <= 'z') ||
-		           (*c >= 'A' && *c <= 'Z') ||
-		           (*c >= '0' && *c <= '9') || strchr("._+-", *c)))
+		else if (safe && !ga_char_safe(*c, "._+-"))
 			*c = '_';
 }
 
