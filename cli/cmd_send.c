@@ -25,6 +25,7 @@
 
 #include "admin_notify.h"
 #include "artifacts.h"
+#include "artifacts_load.h"
 #include "buf.h"
 #include "chat.h"
 #include "cli.h"
@@ -37,6 +38,7 @@
 #include "report.h"
 #include "smtp.h"
 #include "spool.h"
+#include "spool_queue.h"
 #include "webhook.h"
 
 #define MAX_REPORTS_PER_CLAIM 10000

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "ga-config.h"
 #include "spool.h"
+#include "spool_queue.h"
 
 static void usage(FILE *out)
 {

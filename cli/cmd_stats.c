@@ -18,6 +18,7 @@
 #include "ga-config.h"
 #include "report.h"
 #include "spool.h"
+#include "spool_queue.h"
 #include "stats.h"
 
 #define MAX_KEYS 4096

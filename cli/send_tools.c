@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "artifacts.h"
+#include "artifacts_load.h"
 #include "buf.h"
 #include "chat.h"
 #include "cli.h"
@@ -18,6 +19,7 @@
 #include "report.h"
 #include "smtp.h"
 #include "spool.h"
+#include "spool_queue.h"
 
 #define RENDER_MAX_REPORTS 10000
 

@@ -18,12 +18,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "buf.h"
 #include "fdio.h"
 #include "log.h"
+#include "gzip.h"
 #include "spool.h"
+#include "spool_private.h"
 
 #define NAME_MAX_LEN 100
 #define PATH_MAX_LEN 4096
@@ -57,34 +58,6 @@ static void send_rec(int fd, char kind, const char *name, const char *path,
 	    ga_write_all(fd, reason, h.reason_len) ||
 	    ga_write_all(fd, data, (size_t)len))
 		_exit(1);
-}
-
-/* gzip (RFC 1952) in memory: deflateInit2 with windowBits 15+16. */
-static int gzip_buf(const char *in, size_t len, char **out, size_t *out_len)
-{
-	z_stream z;
-	size_t cap = deflateBound(NULL, (uLong)len) + 32;
-	char *buf = malloc(cap);
-
-	memset(&z, 0, sizeof(z));
-	if (!buf || deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8,
-	                         Z_DEFAULT_STRATEGY) != Z_OK) {
-		free(buf);
-		return -ENOMEM;
-	}
-	z.next_in = (Bytef *)in;
-	z.avail_in = (uInt)len;
-	z.next_out = (Bytef *)buf;
-	z.avail_out = (uInt)cap;
-	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
-		deflateEnd(&z);
-		free(buf);
-		return -EIO;
-	}
-	*out_len = z.total_out;
-	deflateEnd(&z);
-	*out = buf;
-	return 0;
 }
 
 static const char *base_name(const char *p)
@@ -141,7 +114,7 @@ static void offer(int fd, const char *path, uint64_t *left, unsigned *count)
 		         (uint64_t)st.st_size);
 		*left -= (uint64_t)st.st_size;
 		(*count)++;
-	} else if (!gzip_buf(data, (size_t)st.st_size, &gz, &gz_len) &&
+	} else if (!ga_gzip(data, (size_t)st.st_size, &gz, &gz_len) &&
 	           gz_len <= *left) {
 		char gname[NAME_MAX_LEN + 1];
 
@@ -205,12 +178,6 @@ static void child_collect(int fd, const char *work_dir, const char *const *logs,
 	}
 	free(copy);
 	send_rec(fd, 'E', "", "", "", "", 0, 0);
-}
-
-static int rm_cb(const char *path, const struct stat *st, int flag,
-                 struct FTW *ftw)
-{
-	return remove(path) < 0 ? -1 : 0;
 }
 
 /* Manifest fields are tab-separated: no tab or newline inside. */
@@ -515,136 +482,6 @@ fail:
 	       "gpualert: spool: cannot collect the files of "
 	       "%s: %s (the report is spooled without them)",
 	       name, strerror(-rc));
-	nftw(tmpdir, rm_cb, 8, FTW_DEPTH | FTW_PHYS);
-	return rc;
-}
-
-void ga_artifact_set_init(struct ga_artifact_set *s)
-{
-	memset(s, 0, sizeof(*s));
-}
-
-void ga_artifact_set_finish(struct ga_artifact_set *s)
-{
-	for (size_t i = 0; i < s->n_strings; i++)
-		free(s->strings[i]);
-	free(s->strings);
-	free(s->files);
-	free(s->skipped);
-	memset(s, 0, sizeof(*s));
-}
-
-static char *keep(struct ga_artifact_set *s, char *p)
-{
-	char **tmp;
-
-	if (!p)
-		return NULL;
-	tmp = realloc(s->strings, (s->n_strings + 1) * sizeof(*tmp));
-	if (!tmp) {
-		free(p);
-		return NULL;
-	}
-	s->strings = tmp;
-	s->strings[s->n_strings++] = p;
-	return p;
-}
-
-static const char *content_type(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n > 3 && !strcmp(name + n - 3, ".gz"))
-		return "application/gzip";
-	if ((n > 4 &&
-	     (!strcmp(name + n - 4, ".log") || !strcmp(name + n - 4, ".txt") ||
-	      !strcmp(name + n - 4, ".out") || !strcmp(name + n - 4, ".err"))))
-		return "text/plain; charset=utf-8";
-	if (n > 5 && !strcmp(name + n - 5, ".json"))
-		return "application/json";
-	return "application/octet-stream";
-}
-
-int ga_artifacts_load(const char *att_dir, uint64_t max,
-                      struct ga_artifact_set *s)
-{
-	char path[4096], *text = NULL, *save = NULL;
-	uint64_t used = 0;
-	int rc;
-
-	rc = ga_path_printf(path, sizeof(path), "%s/MANIFEST", att_dir);
-	if (rc)
-		return rc;
-	rc = ga_read_file(path, 1 << 20, &text, NULL);
-	if (rc == -ENOENT)
-		return 0;
-	if (rc)
-		return rc;
-	for (char *line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *f[5];
-		char *p = line;
-		int k;
-
-		for (k = 0; k < 5 && p; k++) {
-			f[k] = p;
-			p = k < 4 ? strchr(p, '\t') : NULL;
-			if (p)
-				*p++ = '\0';
-		}
-		if (k < 5)
-			continue;
-		if (f[0][0] == 'A' && ga_spool_name_ok(f[1])) {
-			struct ga_mail_file *tmp, *mf;
-			char *data = NULL;
-			size_t len = 0;
-			const char *shown = f[1] + strcspn(f[1], "-");
-
-			if (ga_path_printf(path, sizeof(path), "%s/%s", att_dir,
-			                   f[1])) {
-				rc = -ENAMETOOLONG;
-				break;
-			}
-			tmp = realloc(s->files,
-			              (s->n_files + 1) * sizeof(*tmp));
-			if (!tmp) {
-				rc = -ENOMEM;
-				break;
-			}
-			s->files = tmp;
-			mf = &s->files[s->n_files++];
-			memset(mf, 0, sizeof(*mf));
-			if (*shown == '-')
-				shown++;
-			mf->filename = keep(s, strdup(shown));
-			mf->origin = keep(s, strdup(f[4]));
-			mf->content_type = content_type(shown);
-			mf->orig_size = strtoull(f[2], NULL, 10);
-			mf->note = *f[3] ? keep(s, strdup(f[3])) : NULL;
-			if (ga_read_file(path, (size_t)(max - used), &data,
-			                 &len) == 0) {
-				mf->data = keep(s, data);
-				mf->len = len;
-				used += len;
-			} else {
-				mf->note = "missing from the spool";
-			}
-		} else if (f[0][0] == 'S') {
-			struct ga_mail_skipped *tmp, *ms;
-
-			tmp = realloc(s->skipped,
-			              (s->n_skipped + 1) * sizeof(*tmp));
-			if (!tmp) {
-				rc = -ENOMEM;
-				break;
-			}
-			s->skipped = tmp;
-			ms = &s->skipped[s->n_skipped++];
-			ms->size = strtoull(f[2], NULL, 10);
-			ms->reason = keep(s, strdup(f[3]));
-			ms->path = keep(s, strdup(f[4]));
-		}
-	}
-	free(text);
+	ga_spool_remove_tree(tmpdir);
 	return rc;
 }

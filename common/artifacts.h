@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "mime.h"
 #include "spool.h"
 
 #define GA_ARTIFACTS_MAX_FILES 32
@@ -50,24 +49,5 @@
 int ga_artifacts_collect(struct ga_spool_slot *slot, uid_t uid, gid_t gid,
                          const char *work_dir, const char *const *log_paths,
                          size_t n_logs, const char *globs, unsigned timeout_ms);
-
-/* What the sender reads back from one att/NAME directory. */
-struct ga_artifact_set {
-	struct ga_mail_file *files;
-	size_t n_files;
-	struct ga_mail_skipped *skipped;
-	size_t n_skipped;
-	char **strings; /* everything the pointers above point to */
-	size_t n_strings;
-};
-
-void ga_artifact_set_init(struct ga_artifact_set *s);
-void ga_artifact_set_finish(struct ga_artifact_set *s);
-
-/* Append the files of ATT_DIR (a directory written by
- * ga_artifacts_collect) to S, reading at most MAX bytes in all.  A missing
- * directory adds nothing.  Returns 0, -ENOMEM or -errno. */
-int ga_artifacts_load(const char *att_dir, uint64_t max,
-                      struct ga_artifact_set *s);
 
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "artifacts.h"
+#include "artifacts_load.h"
 #include "buf.h"
 #include "chat.h"
 #include "mime.h"

@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "artifacts.h"
+#include "artifacts_load.h"
 #include "buf.h"
 #include "spool.h"
+#include "spool_queue.h"
 #include "tap.h"
 
 static char root[256];

@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# What gpualert.so brings into slurmstepd, srun, sbatch and salloc: its
+# DT_NEEDED libraries are libc and PCRE2 only (no libz, no libcurl: those
+# are delivery's, in gpualert-send), and every symbol it leaves undefined
+# is Slurm's (spank_*, slurm_*, resolved from the loading process), a
+# versioned libc one or PCRE2's.  An undefined ga_* symbol would be a
+# plugin that links but fails to load under -z now: b_lundef=false lets
+# it through the link.
+#   test-plugin-deps.sh PLUGIN
+. "$(dirname "$0")/../tap.sh"
+
+so=$1
+command -v readelf >/dev/null && command -v nm >/dev/null ||
+	skip_all "readelf and nm (binutils) are needed"
+
+needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort)
+diag "NEEDED: $(echo $needed)"
+if [ -z "$needed" ]; then
+	nok "readelf lists the plugin's DT_NEEDED"
+else
+	ok "readelf lists the plugin's DT_NEEDED"
+fi
+extra=$(printf '%s\n' "$needed" | grep -v -e '^libc\.so\.' -e '^libpcre2-8\.so\.')
+if [ -z "$extra" ]; then
+	ok "DT_NEEDED is libc and libpcre2-8 only"
+else
+	nok "DT_NEEDED is libc and libpcre2-8 only: also $(echo $extra)"
+fi
+
+# Undefined, strong, without a version: must be Slurm's or PCRE2's.
+stray=$(nm -D --undefined-only "$so" | awk '$1 == "U" && $2 !~ /@/ {print $2}' |
+	grep -v -e '^spank_' -e '^slurm_' -e '^pcre2_')
+if [ -z "$stray" ]; then
+	ok "every undefined symbol is Slurm's, PCRE2's or versioned"
+else
+	nok "undefined symbols nothing provides: $(echo $stray)"
+fi
+tap_done
+exit
