@@ -18,6 +18,7 @@
 #include "fdio.h"
 #include "log.h"
 #include "spool_private.h"
+#include "util.h"
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -147,7 +148,7 @@ bool ga_spool_group_due(const struct ga_spool_group *g, int64_t now,
 
 void ga_spool_claim_name(const struct ga_spool_group *g, char *out, size_t size)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	uint64_t h = GA_FNV1A_INIT;
 
 	/* The names alone repeat when a cluster reuses job ids (a wiped
 	 * slurmctld state restarts them): the newest mtime tells that job
@@ -161,12 +162,7 @@ void ga_spool_claim_name(const struct ga_spool_group *g, char *out, size_t size)
 			snprintf(mtime, sizeof(mtime), "%" PRId64, g->newest);
 			c = mtime;
 		}
-		for (; *c; c++) {
-			h ^= (unsigned char)*c;
-			h *= UINT64_C(0x100000001b3);
-		}
-		h ^= '\n';
-		h *= UINT64_C(0x100000001b3);
+		h = ga_fnv1a(ga_fnv1a_str(h, c), "\n", 1);
 	}
 	snprintf(out, size, "%s.%016" PRIx64, g->key, h);
 }
