@@ -271,7 +271,10 @@ int cmd_run(int argc, char **argv)
 		}
 		ga_report_set(&r.mode, ga_mode_name(alert.mode));
 		for (size_t i = 0; i < alert.n_recipients; i++)
-			ga_report_add_recipient(&r, alert.recipients[i]);
+			if (ga_report_add_recipient(&r, alert.recipients[i]))
+				cli_error("run: recipient %s left out of the "
+				          "report: out of memory or too many",
+				          alert.recipients[i]);
 		r.start_time = start;
 		r.end_time = now.tv_sec;
 		ga_task_conclude(&cfg, coll, NULL, &end, 1, getuid(), getgid(),
@@ -287,18 +290,27 @@ int cmd_run(int argc, char **argv)
 			              alert.mode == GA_MODE_WEBHOOK);
 			const char *logs[1] = {log};
 			struct ga_spool_slot slot;
+			int src = ga_spool_slot_open(
+			        &cfg, &r, files ? cfg.attach_budget : 0, &slot);
 
-			if (ga_spool_slot_open(&cfg, &r,
-			                       files ? cfg.attach_budget : 0,
-			                       &slot) == 0) {
-				if (slot.att_budget)
-					(void)ga_artifacts_collect(
-					        &slot, getuid(), getgid(), cwd,
-					        logs, 1, cfg.artifact_globs,
-					        cfg.collect_timeout_ms);
-				(void)ga_spool_slot_commit(&slot);
-			}
+			/* A report whose files could not be collected still
+			 * goes, without them: the collector logged why. */
+			if (!src && slot.att_budget &&
+			    ga_artifacts_collect(&slot, getuid(), getgid(), cwd,
+			                         logs, 1, cfg.artifact_globs,
+			                         cfg.collect_timeout_ms))
+				ga_log(GA_LOG_INFO,
+				       "gpualert: run: %s goes without its files",
+				       job);
+			if (!src)
+				src = ga_spool_slot_commit(&slot);
 			ga_spool_slot_close(&slot);
+			/* The command's status stays the job's: a report
+			 * that could not be spooled is said on stderr. */
+			if (src)
+				cli_error("run: the report of %s was not "
+				          "spooled: %s",
+				          job, strerror(-src));
 		}
 		if (getenv("GPUALERT_DEBUG"))
 			fprintf(stderr, "gpualert: run: %s: class %s\n", job,

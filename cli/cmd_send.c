@@ -31,6 +31,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "config.h"
+#include "fdio.h"
 #include "ga-config.h"
 #include "log.h"
 #include "mime.h"
@@ -181,7 +182,13 @@ static int claim_load(struct sender *s, const char *name, struct claim *c,
 			         "%" PRIu32 ": not merged",
 			         r->uid, uid);
 			ga_report_finish(r);
-			ga_spool_separate(s->dir, name, names[i], reason);
+			/* Logged either way; left in the claim, it is
+			 * taken out again on the next pass. */
+			if (ga_spool_separate(s->dir, name, names[i], reason))
+				ga_log(GA_LOG_WARN,
+				       "gpualert: send: %s: report %s stays "
+				       "in the claim, left out of the message",
+				       name, names[i]);
 			continue;
 		}
 		c->report_names[c->n] = strndup(names[i], len - 5);
@@ -288,10 +295,17 @@ static void mail_init(struct sender *s, struct claim *c, int64_t date,
 	mail_site(s, m);
 	for (size_t i = 0; i < c->n; i++) {
 		char dir[8192];
+		int rc = ga_path_printf(dir, sizeof(dir), "%s/att/%s", c->path,
+		                        c->report_names[i]);
 
-		snprintf(dir, sizeof(dir), "%s/att/%s", c->path,
-		         c->report_names[i]);
-		ga_artifacts_load(dir, s->cfg.attach_budget * 2 + 65536, att);
+		if (!rc)
+			rc = ga_artifacts_load(
+			        dir, s->cfg.attach_budget * 2 + 65536, att);
+		if (rc)
+			ga_log(GA_LOG_WARN,
+			       "gpualert: send: %s: cannot read all the files "
+			       "of %s: %s (the message lists what it has)",
+			       c->name, c->report_names[i], strerror(-rc));
 	}
 	m->files = att->files;
 	m->n_files = att->n_files;
@@ -339,6 +353,32 @@ static void bury(struct sender *s, struct claim *c, const char *reason)
 		s->dead++;
 }
 
+/* The claim's delivery state; a state that cannot be written makes the
+ * next pass treat the claim as new (first seen now, no attempts). */
+static void save_state(const struct claim *c, const struct ga_spool_state *st)
+{
+	int rc = ga_spool_state_write(c->path, st);
+
+	if (rc)
+		ga_log(GA_LOG_WARN,
+		       "gpualert: send: cannot save the delivery state of %s: "
+		       "%s",
+		       c->path, strerror(-rc));
+}
+
+/* Record NAME as done (NOTE: its Message-ID, or why nothing was sent).
+ * When sent.log cannot take the line (logged), the claim stays in out/
+ * and the next pass delivers it again. */
+static void mark_sent(struct sender *s, const char *name, const char *user,
+                      const char *note, int64_t now)
+{
+	if (ga_spool_mark_sent(s->dir, name, user, note, now))
+		ga_log(GA_LOG_WARN,
+		       "gpualert: send: %s stays in %s/out and will be "
+		       "delivered again",
+		       name, s->dir);
+}
+
 static void deliver(struct sender *s, const char *name, int64_t now)
 {
 	struct ga_spool_state st;
@@ -357,7 +397,11 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 		       "gpualert: send: %s was already accepted; "
 		       "removing it",
 		       name);
-		ga_spool_drop(s->dir, name);
+		if (ga_spool_drop(s->dir, name))
+			ga_log(GA_LOG_WARN,
+			       "gpualert: send: cannot remove %s; tried again "
+			       "on the next pass",
+			       name);
 		return;
 	}
 	snprintf(c.path, sizeof(c.path), "%s/out/%s", s->dir, name);
@@ -379,7 +423,7 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 	}
 	if (!st.first_seen) {
 		st.first_seen = now;
-		ga_spool_state_write(c.path, &st);
+		save_state(&c, &st);
 		ga_admin_observe(&s->cfg, s->dir, c.ptrs, c.n, now);
 	}
 	job_key(&c, key, sizeof(key));
@@ -391,7 +435,7 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 		       "gpualert: send: %s: mode log, nothing to "
 		       "deliver",
 		       name);
-		ga_spool_mark_sent(s->dir, name, user, "(log-only)", now);
+		mark_sent(s, name, user, "(log-only)", now);
 		s->logged++;
 		goto out;
 	}
@@ -408,8 +452,7 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 			       "gpualert: send: %s: completed, and only "
 			       "failures were asked for; nothing to deliver",
 			       name);
-			ga_spool_mark_sent(s->dir, name, user,
-			                   "(success, fail-only)", now);
+			mark_sent(s, name, user, "(success, fail-only)", now);
 			goto out;
 		}
 	}
@@ -428,7 +471,7 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 			         now - st.first_seen, s->cfg.max_age_s);
 			snprintf(st.last_error, sizeof(st.last_error), "%s",
 			         reason);
-			ga_spool_state_write(c.path, &st);
+			save_state(&c, &st);
 			bury(s, &c, reason);
 			goto out;
 		}
@@ -437,7 +480,7 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 			st.next_try = now + wait;
 			snprintf(st.last_error, sizeof(st.last_error),
 			         "deferred by the rate limit");
-			ga_spool_state_write(c.path, &st);
+			save_state(&c, &st);
 			ga_log(GA_LOG_WARN,
 			       "gpualert: send: %s: rate limit "
 			       "reached (user %s: %u/h, all: %u/h); deferred "
@@ -508,9 +551,12 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 	}
 	switch (res) {
 	case GA_SEND_OK:
-		ga_spool_mark_sent(s->dir, name, user, mid, now);
-		if (mode == GA_MODE_EMAIL)
-			ga_rate_record(s->rate, user, now);
+		mark_sent(s, name, user, mid, now);
+		if (mode == GA_MODE_EMAIL && ga_rate_record(s->rate, user, now))
+			ga_log(GA_LOG_WARN,
+			       "gpualert: send: %s: out of memory: this "
+			       "message is not counted in the rate limit",
+			       name);
 		s->sent++;
 		ga_log(GA_LOG_INFO,
 		       "gpualert: send: %s: delivered %s (%zu "
@@ -530,14 +576,14 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 			         "last error: %s",
 			         st.attempts, now - st.first_seen,
 			         s->cfg.max_age_s, err);
-			ga_spool_state_write(c.path, &st);
+			save_state(&c, &st);
 			bury(s, &c, reason);
 			break;
 		}
 		st.next_try = now + (int64_t)ga_backoff_delay(
 		                            s->cfg.retry_base_s, st.attempts,
 		                            MAX_BACKOFF_S);
-		ga_spool_state_write(c.path, &st);
+		save_state(&c, &st);
 		s->retried++;
 		if (!s->next_wake || st.next_try < s->next_wake)
 			s->next_wake = st.next_try;
@@ -549,7 +595,7 @@ static void deliver(struct sender *s, const char *name, int64_t now)
 	case GA_SEND_FAIL:
 		st.attempts++;
 		snprintf(st.last_error, sizeof(st.last_error), "%s", err);
-		ga_spool_state_write(c.path, &st);
+		save_state(&c, &st);
 		bury(s, &c, err);
 		break;
 	}
@@ -591,7 +637,9 @@ static int pass(struct sender *s)
 			continue;
 		}
 		ga_spool_claim_name(g, claim, sizeof(claim));
-		ga_spool_claim(s->dir, g, claim);
+		/* Logged; the reports stay in new/ for the next pass. */
+		if (ga_spool_claim(s->dir, g, claim))
+			continue;
 	}
 	ga_spool_scan_finish(&scan);
 	rc = ga_spool_list(s->dir, "out", &claims, &n);

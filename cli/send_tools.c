@@ -83,8 +83,12 @@ static int load_reports(const struct ga_config *cfg, const char *json_dir,
 		j->n++;
 		snprintf(path, sizeof(path), "%s/%.*s", att_dir, (int)(len - 5),
 		         names[i]);
-		ga_artifacts_load(path, cfg->attach_budget * 2 + 65536,
-		                  &j->att);
+		rc = ga_artifacts_load(path, cfg->attach_budget * 2 + 65536,
+		                       &j->att);
+		if (rc)
+			cli_error("send: %s: cannot read all its files: %s "
+			          "(the message lists what it has)",
+			          path, strerror(-rc));
 	}
 	return j->n ? 0 : -ENOENT;
 }

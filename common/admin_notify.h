@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "report.h"
+#include "util.h"
 
 /* Record the N REPORTS of one job (stats.log, admin.state) and deliver
  * what is due.  Errors are logged; returns the number of admin messages

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "spool.h"
+#include "util.h"
 
 #define GA_ARTIFACTS_MAX_FILES 32
 
@@ -46,8 +47,10 @@
  * -errno (fork, pipe, spool writes, -EINVAL for a slot without a budget);
  * on failure att/NAME is left empty and the report can still be committed
  * without files. */
-int ga_artifacts_collect(struct ga_spool_slot *slot, uid_t uid, gid_t gid,
-                         const char *work_dir, const char *const *log_paths,
-                         size_t n_logs, const char *globs, unsigned timeout_ms);
+GA_MUST_CHECK int ga_artifacts_collect(struct ga_spool_slot *slot, uid_t uid,
+                                       gid_t gid, const char *work_dir,
+                                       const char *const *log_paths,
+                                       size_t n_logs, const char *globs,
+                                       unsigned timeout_ms);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "mime.h"
+#include "util.h"
 
 /* What the sender reads back from one att/NAME directory. */
 struct ga_artifact_set {
@@ -27,7 +28,7 @@ void ga_artifact_set_finish(struct ga_artifact_set *s);
 /* Append the files of ATT_DIR (a directory written by
  * ga_artifacts_collect) to S, reading at most MAX bytes in all.  A missing
  * directory adds nothing.  Returns 0, -ENOMEM or -errno. */
-int ga_artifacts_load(const char *att_dir, uint64_t max,
-                      struct ga_artifact_set *s);
+GA_MUST_CHECK int ga_artifacts_load(const char *att_dir, uint64_t max,
+                                    struct ga_artifact_set *s);
 
 #endif

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "chat_dest.h"
 #include "mime.h"
+#include "util.h"
 
 /* The payload for M in FORMAT: Slack/Mattermost {"text": ...} with '&',
  * '<' and '>' escaped as entities (Slack's markup: no "<!channel>" or
@@ -20,7 +21,9 @@
  * characters backslash-escaped; ntfy plain text (TITLE receives the title
  * for its header: printable ASCII, at most TITLE_SIZE - 1 bytes).  Returns
  * 0, -EINVAL (no reports) or -ENOMEM. */
-int ga_chat_payload(const struct ga_mail *m, enum ga_chat_format format,
-                    struct ga_buf *out, char *title, size_t title_size);
+GA_MUST_CHECK int ga_chat_payload(const struct ga_mail *m,
+                                  enum ga_chat_format format,
+                                  struct ga_buf *out, char *title,
+                                  size_t title_size);
 
 #endif

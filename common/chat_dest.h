@@ -6,6 +6,7 @@
 #define GPUALERT_COMMON_CHAT_DEST_H
 
 #include <stddef.h>
+#include "util.h"
 
 #define GA_CHAT_URL_MAX 512
 
@@ -27,9 +28,10 @@ const char *ga_chat_format_name(enum ga_chat_format f);
  * any port).  Returns 0 with *FORMAT and *URL (pointing into DEST), or
  * -EINVAL with a message for the user in WHY (no raw user bytes beyond a
  * sanitised, bounded host). */
-int ga_chat_dest_parse(const char *dest, const char *allowed,
-                       enum ga_chat_format *format, const char **url, char *why,
-                       size_t why_size);
+GA_MUST_CHECK int ga_chat_dest_parse(const char *dest, const char *allowed,
+                                     enum ga_chat_format *format,
+                                     const char **url, char *why,
+                                     size_t why_size);
 
 /* The content type of FORMAT's payload (static string). */
 const char *ga_chat_content_type(enum ga_chat_format format);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "util.h"
 
 enum ga_mode {
 	GA_MODE_OFF = 0, /* nothing: no log, no report */
@@ -127,8 +128,8 @@ void ga_config_finish(struct ga_config *cfg);
  * -ENOENT when it does not exist (defaults stay: not an error for most
  * callers), -EINVAL when it had errors (every valid key still applied),
  * or another -errno. */
-int ga_config_load(struct ga_config *cfg, const char *path,
-                   struct ga_diag *diag);
+GA_MUST_CHECK int ga_config_load(struct ga_config *cfg, const char *path,
+                                 struct ga_diag *diag);
 
 /* Apply one "key=value" override (plugstack.conf arguments).  KEY may be
  * "section.key" or a bare key searched in every section.  Returns 0 or
@@ -148,8 +149,8 @@ void ga_config_key(size_t i, const char **section, const char **name);
 /* Format the value of KEY ("section.key") into BUF as gpualert.conf would
  * spell it (sizes in bytes, modes in octal, yes/no).  Returns 0, -ENOENT
  * for an unknown key, -ENOSPC when BUF is too small. */
-int ga_config_get(const struct ga_config *cfg, const char *key, char *buf,
-                  size_t size);
+GA_MUST_CHECK int ga_config_get(const struct ga_config *cfg, const char *key,
+                                char *buf, size_t size);
 
 /* Parse a mode name ("off", "log", "email", "webhook").  -1 if unknown. */
 int ga_mode_from_name(const char *name);

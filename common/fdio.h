@@ -22,7 +22,7 @@ GA_MUST_CHECK ssize_t ga_read_some(int fd, void *buf, size_t len);
 /* snprintf for paths: a truncated path is an error, never a silently
  * different file.  Returns 0 or -ENAMETOOLONG; on failure BUF holds ""
  * (when SIZE > 0), so a caller that goes on uses no truncated path. */
-int ga_path_printf(char *buf, size_t size, const char *fmt, ...)
+GA_MUST_CHECK int ga_path_printf(char *buf, size_t size, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 #endif

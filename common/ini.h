@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include "diag.h"
+#include "util.h"
 
 #define GA_INI_LINE_MAX 65536
 
@@ -40,7 +41,7 @@ typedef int (*ga_ini_fn)(void *ctx, unsigned line, char *name, char *value);
  * diagnostics.  Every syntax error goes to DIAG (may be NULL) as
  * "FILE:LINE: ..." and the line is skipped.  Returns the number of syntax
  * errors (>= 0), or the callback's negative errno, or -ENOMEM. */
-int ga_ini_parse(const char *file, const char *text, size_t len, ga_ini_fn fn,
-                 void *ctx, struct ga_diag *diag);
+GA_MUST_CHECK int ga_ini_parse(const char *file, const char *text, size_t len,
+                               ga_ini_fn fn, void *ctx, struct ga_diag *diag);
 
 #endif

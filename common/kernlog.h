@@ -26,6 +26,7 @@
 
 #include "report.h"
 #include "xid.h"
+#include "util.h"
 
 #define GA_KERNEL_LINES_MAX 16
 #define GA_KERNEL_TEXT_MAX 512
@@ -80,16 +81,16 @@ void ga_kernel_evidence_finish(struct ga_kernel_evidence *e);
  * lines in OUT (initialised by the caller).  Returns 0 (OUT may hold no
  * line), or -errno when the log cannot be opened (-EPERM when not root,
  * -ENOENT without /dev/kmsg); OUT->error says the same.  Never blocks. */
-int ga_kernel_evidence_collect(const struct ga_kernel_query *q,
-                               struct ga_kernel_evidence *out);
+GA_MUST_CHECK int ga_kernel_evidence_collect(const struct ga_kernel_query *q,
+                                             struct ga_kernel_evidence *out);
 
 /* Unix time SECONDS on the kernel log's clock (CLOCK_MONOTONIC, us). */
 int64_t ga_kernel_clock_from_unix(int64_t seconds);
 
 /* Parse one /dev/kmsg record "PRIO,SEQ,USEC,FLAGS[,...];TEXT".  Sets
  * *TS_US and *MSG and *MSG_LEN (pointing into LINE).  Returns 0 or -EINVAL. */
-int ga_kmsg_parse(const char *line, size_t len, int64_t *ts_us,
-                  const char **msg, size_t *msg_len);
+GA_MUST_CHECK int ga_kmsg_parse(const char *line, size_t len, int64_t *ts_us,
+                                const char **msg, size_t *msg_len);
 
 /* The GPUs' bus ids from DIR (default /proc/driver/nvidia/gpus): each
  * subdirectory's "information" file has "Bus Location: 0000:3b:00.0" and
@@ -98,8 +99,9 @@ int ga_kmsg_parse(const char *line, size_t len, int64_t *ts_us,
  * gres.conf lists /dev/nvidia[0-N] in order), the matching bus id is
  * written to OUT[i] ("" when not found).  Returns the number found, or
  * -errno when DIR cannot be read (-ENOENT: no NVIDIA driver). */
-int ga_kernel_gpu_bus_ids(const char *dir, const unsigned *minors,
-                          size_t n_minors, char (*out)[GA_BUS_ID_LEN]);
+GA_MUST_CHECK int ga_kernel_gpu_bus_ids(const char *dir, const unsigned *minors,
+                                        size_t n_minors,
+                                        char (*out)[GA_BUS_ID_LEN]);
 
 /* Add E's lines to R (r->kernel, marked as coming from the node's kernel
  * log) and revise the root task's verdict:

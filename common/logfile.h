@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+#include "util.h"
 
 /* What a pattern may refer to.  Strings are borrowed; NULL reads as "". */
 struct ga_log_ids {
@@ -38,8 +39,9 @@ struct ga_log_ids {
  * Returns 0, -EINVAL (unknown or trailing '%', a bad %w, a relative result
  * or a "."/".." component; *WHY, if given, says which, static string) or
  * -ENAMETOOLONG. */
-int ga_logfile_expand(const char *pattern, const struct ga_log_ids *ids,
-                      char *out, size_t size, const char **why);
+GA_MUST_CHECK int ga_logfile_expand(const char *pattern,
+                                    const struct ga_log_ids *ids, char *out,
+                                    size_t size, const char **why);
 
 /* Open PATH for appending, as the calling process's credentials (callers
  * drop privileges first), creating it with MODE (e.g. 0600, umask not
@@ -55,8 +57,8 @@ int ga_logfile_expand(const char *pattern, const struct ga_log_ids *ids,
  * "NAME.XXXXXX" is created with O_EXCL instead and *NOTE (static string,
  * may be NULL) says so.  ACTUAL (may be NULL) gets the path really used.
  * Returns the fd or -errno. */
-int ga_logfile_open(const char *path, unsigned mode, char *actual,
-                    size_t actual_size, const char **note);
+GA_MUST_CHECK int ga_logfile_open(const char *path, unsigned mode, char *actual,
+                                  size_t actual_size, const char **note);
 
 /* What the header says. Strings are borrowed; NULL reads as "?". */
 struct ga_log_header {
@@ -74,7 +76,8 @@ struct ga_log_header {
 /* Write the header (a few "# key: value" lines, control characters
  * replaced, the command line bounded to 4 KiB) to FD with write(2), so it
  * is in the file before the task's first byte.  Returns 0 or -errno. */
-int ga_logfile_write_header(int fd, const struct ga_log_header *h);
+GA_MUST_CHECK int ga_logfile_write_header(int fd,
+                                          const struct ga_log_header *h);
 
 /* The header's last line; the task's output starts right after it. */
 #define GA_LOG_HEADER_END "# ---- output ----\n"

@@ -22,6 +22,7 @@
 #include "classifier.h"
 #include "report.h"
 #include "taxonomy.h"
+#include "util.h"
 
 /* A file offered for attaching, in priority order. */
 struct ga_mail_file {
@@ -85,13 +86,14 @@ struct ga_mail_summary {
  * a repeated name and size once; every file that does not fit, and every
  * SKIPPED one, is listed with its size, path and reason.  Returns 0,
  * -EINVAL (no reports, or no valid recipient) or -ENOMEM. */
-int ga_mime_render(const struct ga_mail *m, struct ga_buf *out);
+GA_MUST_CHECK int ga_mime_render(const struct ga_mail *m, struct ga_buf *out);
 
 /* The subject line of M (with the site prefix), unencoded UTF-8. */
 void ga_mime_subject(const struct ga_mail *m, struct ga_buf *out);
 
 /* Fill S from M.  Returns 0 or -EINVAL (no reports). */
-int ga_mime_summary(const struct ga_mail *m, struct ga_mail_summary *s);
+GA_MUST_CHECK int ga_mime_summary(const struct ga_mail *m,
+                                  struct ga_mail_summary *s);
 
 /* Whether M should be sent at all: false only when every report asked
  * for failures only (notify = "fail") and the job completed with nothing

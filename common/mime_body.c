@@ -256,8 +256,9 @@ static void facts(const struct ga_mail *m, const struct ga_mime_root *root,
 
 /* The numbers behind a resource failure, next to the hint: what was asked
  * for and what was used ("requested 16.0 GiB, peaked at 16.0 GiB"). */
-static void resource_note(const struct ga_mail *m, const struct ga_mime_root *root,
-                          enum ga_class cls, struct sink *k, struct ga_buf *t)
+static void resource_note(const struct ga_mail *m,
+                          const struct ga_mime_root *root, enum ga_class cls,
+                          struct sink *k, struct ga_buf *t)
 {
 	const struct ga_report *rr = root->r;
 	int64_t start, end;
@@ -473,9 +474,8 @@ static void task_row(const struct ga_mail *m, const struct ga_report *r,
 }
 
 /* Per-step, per-task table, when there is more than one task. */
-static void task_table(const struct ga_mail *m,
-                       const struct ga_mime_root *root, struct sink *k,
-                       struct ga_buf *t)
+static void task_table(const struct ga_mail *m, const struct ga_mime_root *root,
+                       struct sink *k, struct ga_buf *t)
 {
 	size_t rows = 0, total_rows = 0;
 
@@ -500,8 +500,7 @@ static void task_table(const struct ga_mail *m,
 }
 
 /* Where the logs live: JOB.STEP.TASK, as the user names them. */
-static void full_logs(const struct ga_mail *m, struct sink *k,
-                      struct ga_buf *t)
+static void full_logs(const struct ga_mail *m, struct sink *k, struct ga_buf *t)
 {
 	size_t shown = 0;
 

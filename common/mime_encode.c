@@ -188,7 +188,7 @@ void ga_mime_header_text(struct ga_buf *out, const char *s, size_t max,
 			                      ? (78 - col - 12) / 4 * 3
 			                      : 3;
 			size_t n = ga_mime_utf8_cut(clean.data + i, len - i,
-			                    room < 45 ? room : 45);
+			                            room < 45 ? room : 45);
 			struct ga_buf w;
 
 			if (n == 0)

@@ -54,7 +54,6 @@ const struct ga_report *ga_mime_main_report(const struct ga_mail *m)
 	return m->reports[0];
 }
 
-
 /* The job id as the user knows it: JOB, or ARRAY_TASK (%A_%a). */
 void ga_mime_put_job_id(struct ga_buf *out, const struct ga_report *r)
 {
@@ -64,8 +63,6 @@ void ga_mime_put_job_id(struct ga_buf *out, const struct ga_report *r)
 	else
 		ga_buf_puts(out, ga_str_or(r->job_id, "?"));
 }
-
-
 
 int ga_mime_report_state(const struct ga_report *r, const char **name)
 {
@@ -150,8 +147,10 @@ void ga_mime_put_job_name(struct ga_buf *out, const char *name)
 
 	ga_buf_init(&tmp);
 	ga_mime_put_text(&tmp, ga_str_or(name, "-"), false);
-	ga_buf_append(out, tmp.data,
-	              tmp.data ? ga_mime_utf8_cut(tmp.data, tmp.len, JOB_NAME_MAX) : 0);
+	ga_buf_append(
+	        out, tmp.data,
+	        tmp.data ? ga_mime_utf8_cut(tmp.data, tmp.len, JOB_NAME_MAX)
+	                 : 0);
 	ga_buf_finish(&tmp);
 }
 
@@ -278,7 +277,7 @@ static const char *finding(enum ga_class c)
 
 /* "STATE..." without prefix or job: the headline. */
 void ga_mime_headline(struct ga_buf *s, const struct ga_mail *m,
-                     const struct ga_mime_root *root)
+                      const struct ga_mime_root *root)
 {
 	const char *state;
 	int rank;
@@ -296,8 +295,9 @@ void ga_mime_headline(struct ga_buf *s, const struct ga_mail *m,
 			bool seen = false, found = false;
 
 			for (size_t j = 0; j < i; j++)
-				if (!strcmp(ga_str_or(m->reports[j]->array_task_id,
-				                   "?"),
+				if (!strcmp(ga_str_or(m->reports[j]
+				                              ->array_task_id,
+				                      "?"),
 				            ga_str_or(r->array_task_id, "?")))
 					seen = true;
 			if (seen)
@@ -383,8 +383,10 @@ void ga_mime_headline(struct ga_buf *s, const struct ga_mail *m,
 	if (root->t) {
 		ga_buf_printf(s, ": %s on ",
 		              ga_class_name(root->t->verdict.cls));
-		ga_mime_put_text(s, ga_str_or(root->t->node, ga_str_or(root->r->node, "?")),
-		         false);
+		ga_mime_put_text(
+		        s,
+		        ga_str_or(root->t->node, ga_str_or(root->r->node, "?")),
+		        false);
 	}
 }
 
@@ -394,7 +396,8 @@ void ga_mime_job_label(struct ga_buf *s, const struct ga_mail *m)
 	const struct ga_report *mr = ga_mime_main_report(m);
 
 	if (ga_mime_is_array(m))
-		ga_buf_printf(s, "array %s (", ga_str_or(mr->array_job_id, "?"));
+		ga_buf_printf(s, "array %s (",
+		              ga_str_or(mr->array_job_id, "?"));
 	else
 		ga_buf_printf(s, "job %s (", ga_str_or(mr->job_id, "?"));
 	ga_mime_put_job_name(s, mr->job_name);

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "util.h"
 
 /* Delay before retry number ATTEMPTS (1 = the first retry): BASE doubled
  * each time, capped at CAP seconds (no overflow whatever ATTEMPTS). */
@@ -29,13 +30,15 @@ int64_t ga_rate_wait(const struct ga_rate *r, const char *user, int64_t now);
 
 /* Count a message for USER sent at NOW (older entries fall out of the
  * window here).  Returns 0 or -ENOMEM. */
-int ga_rate_record(struct ga_rate *r, const char *user, int64_t now);
+GA_MUST_CHECK int ga_rate_record(struct ga_rate *r, const char *user,
+                                 int64_t now);
 
 /* Feed the window from a sent.log ("TIME USER CLAIM MESSAGE-ID" lines) so
  * a restarted sender keeps counting.  Only real deliveries count: lines
  * whose MESSAGE-ID is a "(...)" note ("(log-only)", "(success,
  * fail-only)": nothing was sent) are skipped.  Returns 0, or -errno other than
  * ENOENT. */
-int ga_rate_load_log(struct ga_rate *r, const char *path, int64_t now);
+GA_MUST_CHECK int ga_rate_load_log(struct ga_rate *r, const char *path,
+                                   int64_t now);
 
 #endif

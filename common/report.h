@@ -137,7 +137,8 @@ struct ga_report {
 
 /* Append a zeroed kernel line (pid -1) and return it, or NULL on ENOMEM
  * or past GA_REPORT_MAX_KERNEL. */
-struct ga_report_kernel *ga_report_add_kernel(struct ga_report *r);
+GA_MUST_CHECK struct ga_report_kernel *ga_report_add_kernel(
+        struct ga_report *r);
 
 /* Caller storage; every string field is heap-owned by the report. */
 void ga_report_init(struct ga_report *r);
@@ -152,7 +153,8 @@ GA_MUST_CHECK struct ga_task_report *ga_report_add_task(struct ga_report *r);
 int ga_report_set(char **field, const char *value);
 
 /* Add a recipient (copied).  Returns 0, -ENOMEM or -E2BIG. */
-int ga_report_add_recipient(struct ga_report *r, const char *addr);
+GA_MUST_CHECK int ga_report_add_recipient(struct ga_report *r,
+                                          const char *addr);
 
 /* Two task ends less than this apart are a near-tie: cross-node clock
  * skew under NTP is a few milliseconds, and a rank that raised can take

@@ -613,9 +613,14 @@ int ga_spool_slot_open(const struct ga_config *cfg, const struct ga_report *r,
 	memcpy(s->base, base, sizeof(base));
 	s->owner_set = ga_spool_owner_of(s->dir, &s->owner, &s->group);
 	/* Subdirectories an older root writer made stay root's otherwise,
-	 * and the sender could not move entries out of them. */
-	if (s->owner_set)
-		ga_spool_prepare(s->dir);
+	 * and the sender could not move entries out of them.  A failure is
+	 * logged and not fatal: the writes below say whether the spool is
+	 * usable. */
+	if (s->owner_set && ga_spool_prepare(s->dir) < 0)
+		ga_log(GA_LOG_WARN,
+		       "gpualert: spool: %s: going on; the sender may not "
+		       "be able to move %s",
+		       s->dir, base);
 	rc = reserve(s->dir, s->uid, s->json_len + att_budget,
 	             cfg->spool_total_max, user_max, &total_now, &user_now);
 	if (rc == -ENOSPC && att_budget) {

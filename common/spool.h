@@ -58,6 +58,7 @@
 
 #include "config.h"
 #include "report.h"
+#include "util.h"
 
 #define GA_SPOOL_NAME_MAX 200
 
@@ -65,7 +66,7 @@
  * the caller is root and DIR belongs to another user, the subdirectories
  * (new or left by an older version) are given to DIR's owner and group.
  * Returns 0 or -errno (logged). */
-int ga_spool_prepare(const char *dir);
+GA_MUST_CHECK int ga_spool_prepare(const char *dir);
 
 /* True when NAME is a plain spool file name: 1..GA_SPOOL_NAME_MAX bytes of
  * [A-Za-z0-9._-], no leading dot, not "." or "..". */
@@ -92,22 +93,23 @@ uint64_t ga_spool_usage(const char *dir);
  * picks another name and calls again), -EINVAL (bad name) or another
  * -errno (-ENOSPC/-EDQUOT: the disk).  Failures other than -EEXIST are
  * logged as "gpualert: spool: ..."; nothing is left behind on failure. */
-int ga_spool_write(const char *dir, const char *name, const void *data,
-                   size_t len);
+GA_MUST_CHECK int ga_spool_write(const char *dir, const char *name,
+                                 const void *data, size_t len);
 
 /* Same durable write into an arbitrary directory DEST_DIR (which must be
  * on the spool's file system; the temp file is made in DEST_DIR itself).
  * Replaces DEST_DIR/NAME.  No caps.  Used for state files, attachments and
  * message.eml.  Returns 0 or -errno. */
-int ga_spool_write_file(const char *dest_dir, const char *name,
-                        const void *data, size_t len);
+GA_MUST_CHECK int ga_spool_write_file(const char *dest_dir, const char *name,
+                                      const void *data, size_t len);
 
 /* The spool name of R without ".json": "<job>.<step>.<node>.u<uid>", with
  * every byte of the ids outside [A-Za-z0-9_-] replaced by '-' (array tasks
  * use "<array_job_id>_<array_task_id>" as <job>).  Writes at most SIZE
  * bytes including the NUL.  Returns 0, -EINVAL (missing ids) or
  * -ENAMETOOLONG (SIZE too small: nothing is cut silently). */
-int ga_spool_report_name(const struct ga_report *r, char *out, size_t size);
+GA_MUST_CHECK int ga_spool_report_name(const struct ga_report *r, char *out,
+                                       size_t size);
 
 /* A report on its way into the spool: its name is held and its bytes are
  * reserved against the caps before anything is written.
@@ -155,8 +157,10 @@ struct ga_spool_slot {
  * S is caller storage, valid for ga_spool_slot_close() whatever this
  * returns.  Returns 0, -EFBIG, -ENOSPC, -EEXIST, -EINVAL (no job id) or
  * another -errno; failures are logged. */
-int ga_spool_slot_open(const struct ga_config *cfg, const struct ga_report *r,
-                       uint64_t att_budget, struct ga_spool_slot *s);
+GA_MUST_CHECK int ga_spool_slot_open(const struct ga_config *cfg,
+                                     const struct ga_report *r,
+                                     uint64_t att_budget,
+                                     struct ga_spool_slot *s);
 
 /* Write new/NAME.json (ga_spool_write), then give back the part of the
  * reservation the attachments did not use.  Returns 0 or as
@@ -164,7 +168,7 @@ int ga_spool_slot_open(const struct ga_config *cfg, const struct ga_report *r,
  * the slot moves its att/ directory to the next free name and writes
  * there, so -EEXIST reaches the caller only once GA_SPOOL_MAX_SEQ names
  * are taken. */
-int ga_spool_slot_commit(struct ga_spool_slot *s);
+GA_MUST_CHECK int ga_spool_slot_commit(struct ga_spool_slot *s);
 
 /* Release S: an uncommitted slot gives back its reservation and removes
  * att/NAME; a committed one only frees memory.  Accepts a slot whose open
@@ -173,27 +177,29 @@ void ga_spool_slot_close(struct ga_spool_slot *s);
 
 /* Render R and put it in CFG's spool, without attachments: slot open,
  * commit, close.  Returns as ga_spool_slot_open / _commit. */
-int ga_spool_put_report(const struct ga_config *cfg, const struct ga_report *r);
+GA_MUST_CHECK int ga_spool_put_report(const struct ga_config *cfg,
+                                      const struct ga_report *r);
 
 /* The job key of a report file name: the job id up to its first '_' or
  * '.', followed by ".u<uid>" when NAME carries a uid (every name this
  * version writes), copied into OUT (SIZE bytes).  Returns 0 or -EINVAL. */
-int ga_spool_job_key(const char *name, char *out, size_t size);
+GA_MUST_CHECK int ga_spool_job_key(const char *name, char *out, size_t size);
 
 /* The uid a report name ("<job>.<step>.<node>.u<uid>[.<n>][.json]") or a
  * claim name ("<job>.u<uid>.<hash>") carries.  Returns 0, or -ENOENT for a
  * name without one (written by an older version). */
-int ga_spool_name_uid(const char *name, uint32_t *uid);
+GA_MUST_CHECK int ga_spool_name_uid(const char *name, uint32_t *uid);
 
 /* ---- Accounting ---- */
 
 /* Add DELTA (may be negative) to the usage of UID and to the total, under
  * the lock; counters never go below 0.  Returns 0 or -errno. */
-int ga_spool_account(const char *dir, uint32_t uid, int64_t delta);
+GA_MUST_CHECK int ga_spool_account(const char *dir, uint32_t uid,
+                                   int64_t delta);
 
 /* Read the counters: the total and UID's bytes.  Returns 0 or -errno. */
-int ga_spool_usage_of(const char *dir, uint32_t uid, uint64_t *total,
-                      uint64_t *user);
+GA_MUST_CHECK int ga_spool_usage_of(const char *dir, uint32_t uid,
+                                    uint64_t *total, uint64_t *user);
 
 /* The sender's reconciliation: walk new/, att/, out/, dead/ and tmp/,
  * sum the bytes of each uid (from the entry names; tmp/ and names
@@ -202,6 +208,6 @@ int ga_spool_usage_of(const char *dir, uint32_t uid, uint64_t *total,
  * counters' change during the walk is added back), so a reconciliation
  * can only over-count for one pass, never lose a reservation made during
  * it.  Returns 0 or -errno. */
-int ga_spool_reconcile(const char *dir);
+GA_MUST_CHECK int ga_spool_reconcile(const char *dir);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "spool.h"
+#include "util.h"
 
 /* Reports waiting in new/, grouped by job key. */
 struct ga_spool_group {
@@ -32,7 +33,8 @@ struct ga_spool_scan {
 /* List the reports (new/NAME.json) of DIR grouped by job key (groups sorted by key).
  * Caller storage; release with ga_spool_scan_finish().  Returns 0 or
  * -errno. */
-int ga_spool_scan_new(const char *dir, struct ga_spool_scan *scan);
+GA_MUST_CHECK int ga_spool_scan_new(const char *dir,
+                                    struct ga_spool_scan *scan);
 void ga_spool_scan_finish(struct ga_spool_scan *scan);
 
 /* Whether group G is complete enough to send at time NOW: the batch
@@ -52,8 +54,9 @@ void ga_spool_claim_name(const struct ga_spool_group *g, char *out,
 /* Claim G: mkdir out/CLAIM, move its reports from new/ (and their att/
  * directories) into it.  Idempotent after a crash half-way.  Returns 0 or
  * -errno. */
-int ga_spool_claim(const char *dir, const struct ga_spool_group *g,
-                   const char *claim);
+GA_MUST_CHECK int ga_spool_claim(const char *dir,
+                                 const struct ga_spool_group *g,
+                                 const char *claim);
 
 /* Delivery state of a claim (out/CLAIM/state, "key=value" lines). */
 struct ga_spool_state {
@@ -65,25 +68,28 @@ struct ga_spool_state {
 
 /* Read out/CLAIM/state; a missing file yields zeroes and returns 0.
  * Returns 0 or -errno. */
-int ga_spool_state_read(const char *claim_dir, struct ga_spool_state *st);
-int ga_spool_state_write(const char *claim_dir,
-                         const struct ga_spool_state *st);
+GA_MUST_CHECK int ga_spool_state_read(const char *claim_dir,
+                                      struct ga_spool_state *st);
+GA_MUST_CHECK int ga_spool_state_write(const char *claim_dir,
+                                       const struct ga_spool_state *st);
 
 /* List the claims in DIR/SUB ("out" or "dead"), sorted.  *NAMES is a
  * heap array of heap strings (free each and the array).  Returns 0 or
  * -errno. */
-int ga_spool_list(const char *dir, const char *sub, char ***names, size_t *n);
+GA_MUST_CHECK int ga_spool_list(const char *dir, const char *sub, char ***names,
+                                size_t *n);
 
 /* Move out/CLAIM to dead/CLAIM and write dead/CLAIM/reason (REASON, one
  * line).  Returns 0 or -errno. */
-int ga_spool_bury(const char *dir, const char *claim, const char *reason);
+GA_MUST_CHECK int ga_spool_bury(const char *dir, const char *claim,
+                                const char *reason);
 
 /* Take report NAME (a file name "...json" in out/CLAIM) and its att/
  * directory out of CLAIM into dead/NAME-without-.json/, with REASON
  * (one line) in its "reason" file: a report that must not go out with the
  * others (a uid that differs from the claim's).  Returns 0 or -errno. */
-int ga_spool_separate(const char *dir, const char *claim, const char *name,
-                      const char *reason);
+GA_MUST_CHECK int ga_spool_separate(const char *dir, const char *claim,
+                                    const char *name, const char *reason);
 
 /* Record that MESSAGE_ID of CLAIM for USER was accepted at NOW (append
  * and fsync a line of sent.log), then remove out/CLAIM.  USER and
@@ -93,12 +99,13 @@ int ga_spool_separate(const char *dir, const char *claim, const char *name,
  * message, or a "(...)" note when nothing was sent (log-only, fail-only):
  * the rate limit counts only the former.  Returns 0 or
  * -errno (the claim stays when the log line could not be written). */
-int ga_spool_mark_sent(const char *dir, const char *claim, const char *user,
-                       const char *message_id, int64_t now);
+GA_MUST_CHECK int ga_spool_mark_sent(const char *dir, const char *claim,
+                                     const char *user, const char *message_id,
+                                     int64_t now);
 
 /* Remove out/CLAIM without recording anything (it is in sent.log
  * already).  Returns 0 or -errno. */
-int ga_spool_drop(const char *dir, const char *claim);
+GA_MUST_CHECK int ga_spool_drop(const char *dir, const char *claim);
 
 /* True if sent.log records CLAIM (a crash between acceptance and
  * removal): the sender removes the claim instead of sending it again. */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "report.h"
+#include "util.h"
 
 #define GA_STATS_FIELD_MAX 128
 
@@ -33,10 +34,11 @@ void ga_stats_from_report(const struct ga_report *r, int64_t now,
 
 /* Append REC to SPOOL/stats.log (O_APPEND, one write).  Returns 0 or
  * -errno. */
-int ga_stats_append(const char *spool, const struct ga_stats_record *rec);
+GA_MUST_CHECK int ga_stats_append(const char *spool,
+                                  const struct ga_stats_record *rec);
 
 /* Parse one stats.log line (without its newline).  Returns 0 or
  * -EINVAL. */
-int ga_stats_parse(const char *line, struct ga_stats_record *rec);
+GA_MUST_CHECK int ga_stats_parse(const char *line, struct ga_stats_record *rec);
 
 #endif

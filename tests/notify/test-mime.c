@@ -164,8 +164,10 @@ int main(void)
 	ga_report_set(&r.step_id, "batch");
 	ga_report_set(&r.job_name, "x\r\nBcc: evil@x");
 	ga_report_set(&r.node, "node01");
-	ga_report_add_recipient(&r, "bob@example.org");
-	ga_report_add_recipient(&r, "eve@x\r\nBcc: y@z");
+	ok(ga_report_add_recipient(&r, "bob@example.org") == 0,
+	   "recipient added");
+	ok(ga_report_add_recipient(&r, "eve@x\r\nBcc: y@z") == 0,
+	   "recipient added");
 	add_task(&r, "last line\n");
 	memset(&m, 0, sizeof(m));
 	m.reports = &rp;
@@ -212,7 +214,8 @@ int main(void)
 	ga_report_init(&r);
 	ga_report_set(&r.job_id, "44");
 	ga_report_set(&r.step_id, "batch");
-	ga_report_add_recipient(&r, "bob@example.org");
+	ok(ga_report_add_recipient(&r, "bob@example.org") == 0,
+	   "recipient added");
 	add_task(&r, "loss nan\n");
 	r.tasks[0].verdict.cls = GA_CLASS_NAN;
 	r.tasks[0].verdict.status.exit_code = 0;
@@ -312,7 +315,8 @@ int main(void)
 	/* RFC 2231 for a file name outside [A-Za-z0-9._-]. */
 	ga_report_init(&r);
 	ga_report_set(&r.job_id, "46");
-	ga_report_add_recipient(&r, "bob@example.org");
+	ok(ga_report_add_recipient(&r, "bob@example.org") == 0,
+	   "recipient added");
 	add_task(&r, "x\n");
 	{
 		struct ga_mail_file f = {"r\xc3\xa9sultats 1.csv",

@@ -30,13 +30,16 @@ int main(void)
 	r = ga_rate_create(2, 3);
 	ok(r != NULL, "create");
 	ok(ga_rate_wait(r, "alice", 1000) == 0, "empty window: send now");
-	ga_rate_record(r, "alice", 1000);
+	ok(ga_rate_record(r, "alice", 1000) == 0, "record alice at %lld",
+	   (long long)1000);
 	ok(ga_rate_wait(r, "alice", 1001) == 0, "1 of 2 for alice");
-	ga_rate_record(r, "alice", 1010);
+	ok(ga_rate_record(r, "alice", 1010) == 0, "record alice at %lld",
+	   (long long)1010);
 	ok(ga_rate_wait(r, "alice", 1020) == 1000 + 3600 - 1020,
 	   "alice at 2/2 waits for the oldest to leave the window");
 	ok(ga_rate_wait(r, "bob", 1020) == 0, "bob unaffected");
-	ga_rate_record(r, "bob", 1030);
+	ok(ga_rate_record(r, "bob", 1030) == 0, "record bob at %lld",
+	   (long long)1030);
 	ok(ga_rate_wait(r, "carol", 1040) == 1000 + 3600 - 1040,
 	   "global 3/3: carol waits too");
 	ok(ga_rate_wait(r, "alice", 4600) == 0 ||
@@ -56,7 +59,8 @@ int main(void)
 			int64_t w = ga_rate_wait(r, "u", t);
 
 			t += w;
-			ga_rate_record(r, "u", t);
+			if (ga_rate_record(r, "u", t))
+				break; /* the count below then fails */
 			sent++;
 		}
 		ok(sent == 6 || sent == 7,
@@ -85,7 +89,8 @@ int main(void)
 		ok(r && ga_rate_load_log(r, path, 100200) == 0 &&
 		           ga_rate_wait(r, "alice", 100200) == 0,
 		   "50 log-only, 1 fail-only success and 1 mail: alice may send");
-		ga_rate_record(r, "alice", 100200);
+		ok(ga_rate_record(r, "alice", 100200) == 0,
+		   "record alice at %lld", (long long)100200);
 		ok(ga_rate_wait(r, "alice", 100201) > 0,
 		   "a second mail reaches her limit of 2");
 		ga_rate_destroy(r);

@@ -215,7 +215,8 @@ static void test_collect(void)
 	q.bus_ids = gpus;
 	q.n_bus_ids = 1;
 	ga_kernel_evidence_init(&e);
-	ga_kernel_evidence_collect(&q, &e);
+	rc = ga_kernel_evidence_collect(&q, &e);
+	ok(rc == 0, "collect: %d", rc);
 	ok(e.n_lines == 3 && e.lines[1].ev.code == 79 &&
 	           e.lines[1].match == GA_KERNEL_BY_DEVICE &&
 	           e.lines[2].ev.sxid &&
@@ -229,7 +230,8 @@ static void test_collect(void)
 
 	pids[1] = 5555;
 	ga_kernel_evidence_init(&e);
-	ga_kernel_evidence_collect(&q, &e);
+	rc = ga_kernel_evidence_collect(&q, &e);
+	ok(rc == 0, "collect: %d", rc);
 	ok(e.n_lines == 2 && e.lines[0].ev.code == 79,
 	   "Xid 48 naming an unrelated pid is never the step's, even on one "
 	   "of its GPUs");
@@ -247,7 +249,8 @@ static void test_collect(void)
 	q.max_records = 2;
 	pids[1] = 1234;
 	ga_kernel_evidence_init(&e);
-	ga_kernel_evidence_collect(&q, &e);
+	rc = ga_kernel_evidence_collect(&q, &e);
+	ok(rc == 0, "collect: %d", rc);
 	ok(e.truncated && e.records <= 2 && e.n_lines == 0,
 	   "max_records stops the reading (%u records)", e.records);
 	ga_kernel_evidence_finish(&e);

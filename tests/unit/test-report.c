@@ -153,7 +153,8 @@ static void test_report(void)
 	ga_report_set(&r.job_id, "1234");
 	ga_report_set(&r.step_id, "0");
 	ga_report_set(&r.job_name, "train\r\nBcc: x@y");
-	ga_report_add_recipient(&r, "alice@example.org");
+	ok(ga_report_add_recipient(&r, "alice@example.org") == 0,
+	   "recipient added");
 
 	/* Rank 1 runs out of memory first; rank 0 times out later. */
 	t = ga_report_add_task(&r);
