@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+import select
 import shutil
 import ssl
 import signal
@@ -71,9 +72,11 @@ class Handler:
         self.maildir = maildir
         self.mode = "ok"
         self.count = 0
+        self.rcpt_held = threading.Event()  # slow-rcpt: a RCPT is waiting
 
     async def handle_RCPT(self, server, session, envelope, address, options):
         if self.mode == "slow-rcpt":
+            self.rcpt_held.set()
             await asyncio.sleep(30)
         envelope.rcpt_tos.append(address)
         return "250 OK"
@@ -201,6 +204,23 @@ def clock_injectable():
         return not os.path.exists(probe)
     finally:
         e.cleanup()
+
+
+def wait_line(stream, text, timeout):
+    """Read STREAM's lines until one holds TEXT or TIMEOUT seconds pass.
+    Returns (found, the lines read)."""
+    seen = []
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([stream], [], [], left)[0]:
+            return False, seen
+        line = stream.readline()
+        if not line:
+            return False, seen
+        seen.append(line)
+        if text in line:
+            return True, seen
 
 
 def g(name):
@@ -509,10 +529,12 @@ def test_killed_mid_delivery():
                 eml = found[0]
                 break
             time.sleep(0.05)
-        time.sleep(0.3)
+        # Killed while the server holds its RCPT: mid-delivery for sure.
+        held = smtp.handler.rcpt_held.wait(timeout=30)
         p.send_signal(signal.SIGKILL)
         p.wait()
-        ok(eml is not None and e.ls("out"), "killed mid-delivery: claim kept")
+        ok(held and eml is not None and e.ls("out"),
+           "killed mid-delivery: claim kept")
         mid = None
         if eml:
             mid = email.message_from_bytes(open(eml, "rb").read())["Message-ID"]
@@ -537,7 +559,10 @@ def test_sigterm_service():
             args += ["--set", "%s=%s" % (k, v)]
         env = dict(os.environ, GPUALERT_CONFIG="/dev/null")
         p = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
-        time.sleep(0.3)
+        # "serving" comes once new/ is watched: a report put after it
+        # wakes the service.
+        serving, seen = wait_line(p.stderr, "gpualert: send: serving", 30)
+        ok(serving, "service: started", "".join(seen))
         e.put(g("single.json"))
         for _ in range(50):
             if e.mails():

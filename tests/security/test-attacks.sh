@@ -43,7 +43,10 @@ install -d -m 1777 "$SHARED"
 for u in gpa-attacker gpa-victim; do install -d -o $u -g $u -m 0755 "$ROOT/$u"; done
 
 as() { local u=$1; shift; (cd "$ROOT/$u" && runuser -u "$u" -- "$@"); }
-wait_idle() { for i in $(seq 1 120); do [ -z "$(squeue -h -o %i)" ] && return 0; sleep 0.5; done; }
+# Until no job is left, COMPLETING ones included: a job completes only
+# after slurmstepd's slurm_spank_exit (a batch job's completion waits for
+# it; an srun job stays COMPLETING through it), so its report is spooled.
+wait_idle() { for i in $(seq 1 600); do [ -z "$(squeue -h -o %i)" ] && return 0; sleep 0.1; done; return 1; }
 reports_of_uid() { grep -l "\"uid\":$(id -u $1)," $SPOOL/new/*.json 2>/dev/null; }
 
 # ---------------------------------------------------------------- identity
@@ -57,7 +60,7 @@ as gpa-attacker env SLURM_ARRAY_JOB_ID="$vjob" SLURM_ARRAY_TASK_ID=0 SLURM_JOB_I
     srun -J a1srun --gpualert=email bash -c 'echo attacker-two; exit 1' >/dev/null 2>&1
 as gpa-attacker env SLURM_JOB_USER=gpa-victim \
     sbatch --parsable --gpualert=email -o a3.out --wrap 'echo attacker-three; exit 1' >"$ROOT/a3.jobid"
-wait_idle; sleep 1
+wait_idle
 check "forged SLURM_ARRAY_*: no report of the attacker is keyed to the victim's job $vjob" \
     bash -c "! grep -l '\"uid\":$(id -u gpa-attacker),' $SPOOL/new/${vjob}[._]*.json 2>/dev/null | grep -q ."
 check "forged SLURM_ARRAY_*: the victim's report is intact (its uid, its output)" python3 -c '
@@ -116,12 +119,15 @@ if [ -n "$hp" ]; then
     echo $((hp - 1)) >/proc/sys/kernel/ns_last_pid
     # setpriv execs in place: no forked child takes the pid first
     setpriv --reuid=gpa-victim --regid=gpa-victim --clear-groups sleep 60 &
-    sleep 0.3
-    vp=$(pgrep -u "$(id -u gpa-victim)" -x sleep | head -1)
+    for i in $(seq 1 100); do
+        vp=$(pgrep -u "$(id -u gpa-victim)" -x sleep | head -1)
+        [ -n "$vp" ] && break
+        sleep 0.05
+    done
 fi
 touch "$ROOT/xchg/victim.started"
 wait "$srun_pid"
-sleep 1
+wait_idle   # the step's exit hook, which would signal the helper's pid, has run
 if [ -n "$vp" ] && [ "$vp" = "$hp" ]; then
     check "recycled pid $vp (the helper's, now the victim's): not signalled by root" kill -0 "$vp"
 else
@@ -143,7 +149,7 @@ for j in $(seq $((base + 1)) $((base + 4))); do
         done"
 done
 (cd "$SHARED" && runuser -u gpa-victim -- srun -J planted --gpualert=log bash -c 'echo victim-private-output; exit 1' >/dev/null 2>&1)
-sleep 1
+wait_idle
 check "planted log files: none of the attacker's files got the victim's output" \
     bash -c "! grep -rl victim-private-output $SHARED 2>/dev/null | xargs -r stat -c %U | grep -qv gpa-victim"
 vlog=$(grep -rl victim-private-output $SHARED 2>/dev/null | head -1)

@@ -126,9 +126,16 @@ while IFS=$'\t' read -r name kind opts cmd class; do
     for s in on off; do submit $s "$name" "$kind" "$opts" "$cmd"; done
 done <"$JOBS"
 
-# scancel after a few seconds
-sleep 4
+# wait_grep TEXT FILE: until FILE holds TEXT, at most 120 s
+wait_grep() {
+    local i
+    for i in $(seq 1 1200); do grep -qs "$1" "$2" && return 0; sleep 0.1; done
+    return 1
+}
+
+# scancel once the job runs its script (it printed "waiting")
 for s in on off; do
+    wait_grep waiting "$(out_of $s scancel)" || echo "# $s: scancel job never started"
     SLURM_CONF=$ROOT/$s/etc/slurm.conf scancel "$(cat $ROOT/$s/jobs/scancel.jobid)"
 done
 wait    # the srun jobs
@@ -150,7 +157,10 @@ for s in on off; do
     runuser -u labuser -- sbatch --parsable -D "$J" -J preempt -o "$J/preempt.out" -p low \
         -w "ga${PORT[$s]}n1" -c 12 "$J/preempt.sh" >"$J/preempt.jobid"
 done
-sleep 3
+# the high job preempts only a low job that holds the CPUs: it runs
+for s in on off; do
+    wait_grep 'low priority work' "$ROOT/$s/jobs/preempt.out" || echo "# $s: low job never started"
+done
 for s in on off; do
     export SLURM_CONF=$ROOT/$s/etc/slurm.conf; J=$ROOT/$s/jobs
     runuser -u labuser -- sbatch --parsable -D "$J" -J preemptor -o "$J/preemptor.out" -p high \
