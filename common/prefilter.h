@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Multi-literal prefilter: finds, case-insensitively (ASCII), where any of a
- * set of literal strings occurs in a buffer.
+/* Multi-literal prefilter: finds, case-insensitively (ASCII) unless a
+ * literal asks for its case, where any of a set of literal strings occurs
+ * in a buffer.
  *
  * The classifier runs it over whole regions of a log so that PCRE2 only
  * ever sees the few lines that can match a rule.  Every literal has a
@@ -28,6 +29,10 @@
  * character. */
 #define GA_PREFILTER_WORD_START 1u
 #define GA_PREFILTER_WORD_END 2u
+/* An occurrence counts only with the same case as the literal (a literal
+ * of a pattern compiled without PCRE2_CASELESS and without "(?i)"):
+ * "Error" is then not found in the "error" of every warning. */
+#define GA_PREFILTER_CASE 4u
 
 struct ga_prefilter;
 
