@@ -154,6 +154,16 @@ static bool sets_extended(const char *pattern)
 	return false;
 }
 
+bool ga_literals_caseless(const char *pattern)
+{
+	for (const char *p = strstr(pattern, "(?"); p; p = strstr(p + 1, "(?"))
+		for (const char *q = p + 2;
+		     isalpha((unsigned char)*q) || *q == '-' || *q == '^'; q++)
+			if (*q == 'i')
+				return true;
+	return false;
+}
+
 /* Parse a quantifier at P.  Returns its length (0 if none) and whether
  * it allows zero repetitions. */
 static size_t quantifier(const char *p, bool *optional)

@@ -241,10 +241,10 @@ struct lit_list {
 	bool failed;
 };
 
-/* TEXT as written in a rule when WRITTEN (see ga_rulefile_literal_body), else as
- * extracted from a pattern. */
+/* TEXT as written in a rule when WRITTEN (see ga_rulefile_literal_body),
+ * else as extracted from a pattern; found in its case only when EXACT. */
 static void lit_add(struct lit_list *l, const char *text, bool written,
-                    uint32_t owner)
+                    bool exact, uint32_t owner)
 {
 	char **t = realloc(l->text, (l->n + 1) * sizeof(*t));
 	size_t *n;
@@ -277,6 +277,8 @@ static void lit_add(struct lit_list *l, const char *text, bool written,
 		l->failed = true;
 		return;
 	}
+	if (exact)
+		l->flags[l->n] |= GA_PREFILTER_CASE;
 	l->len[l->n] = strlen(l->text[l->n]);
 	l->owner[l->n] = owner;
 	l->n++;
@@ -292,8 +294,41 @@ static void lit_finish(struct lit_list *l)
 	free(l->owner);
 }
 
+/* Whether R's patterns all match case-sensitively. */
+static bool case_sensitive(const struct ga_rule *r)
+{
+	if (r->caseless)
+		return false;
+	for (size_t k = 0; k < r->n_match; k++)
+		if (ga_literals_caseless(r->match[k].src))
+			return false;
+	return true;
+}
+
+/* Whether R's literal LIT (as written) is found in its case: when R's
+ * patterns are case-sensitive and one of them has the literal's text as
+ * it stands, "Error" in "(Error|Exception)".  A literal written in
+ * another case than its pattern's, or only implied by it ("ncclSystemError"
+ * for "nccl(System|Internal)Error"), stays caseless, as literals always
+ * were. */
+static bool literal_exact(const struct ga_rule *r, const char *lit)
+{
+	char *body;
+	unsigned flags;
+	bool found = false;
+
+	if (!case_sensitive(r) || ga_rulefile_literal_body(lit, &body, &flags))
+		return false;
+	for (size_t k = 0; k < r->n_match && !found; k++)
+		found = strstr(r->match[k].src, body) != NULL;
+	free(body);
+	return found;
+}
+
 /* Collect each rule's literals: its own, or one per alternative of every
- * match pattern.  A rule left without any becomes "unfiltered". */
+ * match pattern.  A rule left without any becomes "unfiltered".  A
+ * literal of a case-sensitive pattern is found in its case only: then
+ * "Error" does not send every "error" of a warning to PCRE2. */
 static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 {
 	struct lit_list l = {0};
@@ -310,18 +345,22 @@ static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 		if (r->n_match == 0)
 			continue;
 		for (size_t k = 0; k < r->n_literal; k++)
-			lit_add(&l, r->literal[k], true, (uint32_t)i);
+			lit_add(&l, r->literal[k], true,
+			        literal_exact(r, r->literal[k]), (uint32_t)i);
 		if (r->n_literal)
 			continue;
 		for (size_t k = 0; k < r->n_match && complete; k++) {
 			char *found[LITERALS_MAX];
 			size_t nf = ga_literals_extract(r->match[k].src, found,
 			                                LITERALS_MAX);
+			bool exact = !r->caseless &&
+			             !ga_literals_caseless(r->match[k].src);
 
 			if (nf == 0)
 				complete = false;
 			for (size_t j = 0; j < nf; j++) {
-				lit_add(&l, found[j], false, (uint32_t)i);
+				lit_add(&l, found[j], false, exact,
+				        (uint32_t)i);
 				free(found[j]);
 			}
 		}

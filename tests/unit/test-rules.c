@@ -657,6 +657,16 @@ static void test_literals(void)
 	expect_literals("(?ix)out of memory", NONE);
 	expect_literals("(*UTF)abcd", NONE);
 
+	/* Which patterns may match their literals in another case. */
+	ok(!ga_literals_caseless("Error: (x|y)") &&
+	           !ga_literals_caseless("(?:abcd)|(?s)ab.cd|(?<n>abcd)"),
+	   "case-sensitive patterns");
+	ok(ga_literals_caseless("(?i)abcd") &&
+	           ga_literals_caseless("ab(?i:cd)ef") &&
+	           ga_literals_caseless("ab(?si)cd") &&
+	           ga_literals_caseless("(?-i)abcd"),
+	   "patterns that set (or may set) caseless matching");
+
 	/* At most MAX alternatives. */
 	is_int(ga_literals_extract("abcd|efgh|ijkl", got, 2), 0,
 	       "more alternatives than MAX: none");
