@@ -830,11 +830,45 @@ static void verify(struct scan *sc, size_t p, uint32_t g)
 #ifdef HAVE_AVX2_PATH
 /* Positions P.. before TO, 32 at a time while 32 + FP - 1 bytes can be
  * read; returns where it stopped. */
+/* Which of the 32 positions at T a bucket accepts: a bit each.  Not
+ * folded: the high nibble tables fold. */
+__attribute__((target("avx2"), always_inline)) static inline uint32_t accepts32(
+        const unsigned char *t, const __m256i m[BANKS][FP][2])
+{
+	const __m256i low = _mm256_set1_epi8(0x0f);
+	__m256i any = _mm256_setzero_si256();
+
+#pragma GCC unroll 4
+	for (int b = 0; b < BANKS; b++) {
+		__m256i r = _mm256_set1_epi8(-1);
+
+#pragma GCC unroll 4
+		for (int j = 0; j < FP; j++) {
+			__m256i x = _mm256_loadu_si256(
+			        (const __m256i *)(const void *)(t + j));
+			__m256i lo = _mm256_and_si256(x, low);
+			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4),
+			                              low);
+
+			r = _mm256_and_si256(
+			        r,
+			        _mm256_and_si256(
+			                _mm256_shuffle_epi8(m[b][j][0], lo),
+			                _mm256_shuffle_epi8(m[b][j][1], hi)));
+		}
+		any = _mm256_or_si256(any, r);
+	}
+	return ~(uint32_t)_mm256_movemask_epi8(
+	        _mm256_cmpeq_epi8(any, _mm256_setzero_si256()));
+}
+
+/* Positions P.. before TO, 64 at a time (one branch for both halves)
+ * while 64 + FP - 1 bytes can be read, then 32; returns where it
+ * stopped. */
 __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
                                                         size_t p, size_t to)
 {
 	const struct ga_prefilter *pf = sc->pf;
-	const __m256i low = _mm256_set1_epi8(0x0f);
 	__m256i m[BANKS][FP][2];
 
 	for (int b = 0; b < BANKS; b++)
@@ -845,44 +879,25 @@ __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
 				                (const __m128i *)pf->banks[b]
 				                        .nib[j][h]));
 	while (p < to && p + 32 + FP - 1 <= sc->len && !sc->stop) {
-		__m256i r[BANKS], any;
-		uint32_t mask;
+		uint64_t mask = accepts32(sc->s + p, m);
+		size_t step = 32;
 
-		for (int b = 0; b < BANKS; b++)
-			r[b] = _mm256_set1_epi8(-1);
-		for (int j = 0; j < FP; j++) {
-			/* not folded: the high nibble tables fold */
-			__m256i x = _mm256_loadu_si256(
-			        (const __m256i *)(sc->s + p + (size_t)j));
-			__m256i lo = _mm256_and_si256(x, low);
-			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4),
-			                              low);
-
-			for (int b = 0; b < BANKS; b++)
-				r[b] = _mm256_and_si256(
-				        r[b], _mm256_and_si256(
-				                      _mm256_shuffle_epi8(
-				                              m[b][j][0], lo),
-				                      _mm256_shuffle_epi8(
-				                              m[b][j][1], hi)));
+		if (p + 64 + FP - 1 <= sc->len) {
+			mask |= (uint64_t)accepts32(sc->s + p + 32, m) << 32;
+			step = 64;
 		}
-		any = r[0];
-		for (int b = 1; b < BANKS; b++)
-			any = _mm256_or_si256(any, r[b]);
-		mask = ~(uint32_t)_mm256_movemask_epi8(
-		        _mm256_cmpeq_epi8(any, _mm256_setzero_si256()));
-		if (to - p < 32)
-			mask &= (1u << (to - p)) - 1;
+		if (to - p < 64)
+			mask &= (UINT64_C(1) << (to - p)) - 1;
 		/* A literal's fingerprint is in its bucket: the table of
 		 * fingerprints says which accepted positions hold one, one
 		 * look each and no branch on the answer (a third of them
 		 * hold one here, in no order a branch predictor learns). */
 		if (mask) {
-			uint32_t at[32], grp[32];
+			uint32_t at[64], grp[64];
 			unsigned n = 0;
 
 			do {
-				unsigned j = (unsigned)__builtin_ctz(mask);
+				unsigned j = (unsigned)__builtin_ctzll(mask);
 				uint32_t fp = loadfp(sc->s + p + j);
 				uint32_t g = pf->slot[slot_of(pf, fp)];
 
@@ -894,7 +909,7 @@ __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
 			for (unsigned k = 0; k < n && !sc->stop; k++)
 				verify(sc, p + at[k], grp[k]);
 		}
-		p += 32;
+		p += step;
 	}
 	return p < to ? p : to;
 }
