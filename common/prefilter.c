@@ -42,7 +42,7 @@ _Static_assert(FP == 3, "bucket_cost() estimates three-byte fingerprints");
 #define BANKS 2
 #define BUCKETS 8     /* per bank: a byte of mask */
 #define COUNT_BITS 16 /* gram counts when tuning */
-#define WINDOWS 6     /* fingerprints tried per literal */
+#define WINDOWS 4     /* fingerprints tried per literal */
 #define CHUNK 2048    /* text searched between two flushes */
 #define FOLD4 0x20202020u
 
@@ -168,6 +168,7 @@ void ga_prefilter_destroy(struct ga_prefilter *pf)
 struct counts {
 	uint32_t *grams; /* NULL: no sample, estimate from freq */
 	float *pairs;    /* [first][second], or NULL */
+	float *into;     /* the same, [second][first]: rows for bucket_cost */
 	double freq[256];
 	double len;
 };
@@ -220,13 +221,13 @@ static double bucket_cost(const struct counts *cnt, const uint16_t lo[FP],
 		if (mid <= 0)
 			continue;
 		if (cnt->pairs) {
-			const float *to = cnt->pairs + x1,
+			const float *to = cnt->into + (x1 << 8),
 			            *from = cnt->pairs + (x1 << 8);
 
 			for (size_t i = 0; i < n[0]; i += 8)
 #pragma GCC unroll 8
 				for (size_t k = 0; k < 8; k++)
-					left += to[a[0][i + k] << 8];
+					left += to[a[0][i + k]];
 			for (size_t i = 0; i < n[2]; i += 8)
 #pragma GCC unroll 8
 				for (size_t k = 0; k < 8; k++)
@@ -652,7 +653,8 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 	memset(&cnt, 0, sizeof(cnt));
 	cnt.grams = calloc(1u << COUNT_BITS, sizeof(*cnt.grams));
 	cnt.pairs = calloc(1u << 16, sizeof(*cnt.pairs));
-	if (!t || !cnt.grams || !cnt.pairs)
+	cnt.into = malloc((1u << 16) * sizeof(*cnt.into));
+	if (!t || !cnt.grams || !cnt.pairs || !cnt.into)
 		goto nomem;
 	t->n_lits = pf->n_lits;
 	for (size_t i = 0; i < pf->n_lits; i++) {
@@ -676,6 +678,8 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 		hist[s[i] | 0x20]++;
 	for (size_t i = 0; i + 1 < len; i++)
 		cnt.pairs[(unsigned)(s[i] | 0x20) << 8 | (s[i + 1] | 0x20)]++;
+	for (unsigned x = 0; x < 1u << 16; x++)
+		cnt.into[x] = cnt.pairs[(x & 255) << 8 | x >> 8];
 	for (unsigned x = 0; x < 256; x++)
 		cnt.freq[x] = len ? (double)hist[x] / (double)len : 0;
 	cnt.len = (double)len;
@@ -683,10 +687,12 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 		goto nomem;
 	free(cnt.grams);
 	free(cnt.pairs);
+	free(cnt.into);
 	return t;
 nomem:
 	free(cnt.grams);
 	free(cnt.pairs);
+	free(cnt.into);
 	ga_prefilter_destroy(t);
 	errno = ENOMEM;
 	return NULL;
