@@ -785,8 +785,10 @@ static int occurs(const struct scan *sc, const struct literal *l, size_t start)
 	if (start < sc->floor || l->len > sc->len - start)
 		return 0;
 	if (l->flags & GA_PREFILTER_CASE) {
-		if (memcmp(t, l->raw, l->len) != 0)
-			return 0;
+		/* literals are short: no call */
+		for (size_t k = 0; k < l->len; k++)
+			if (t[k] != l->raw[k])
+				return 0;
 	} else {
 		for (size_t k = 0; k < l->len; k++)
 			if (ga_fold(t[k]) != l->text[k])
@@ -875,6 +877,11 @@ __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
                                                         size_t p, size_t to)
 {
 	const struct ga_prefilter *pf = sc->pf;
+	/* in registers: the compiler cannot tell that verify() leaves them */
+	const unsigned char *s = sc->s;
+	const uint32_t *slot = pf->slot, mult = pf->mult,
+	               shift = 32 - pf->slot_bits;
+	const struct group *groups = pf->groups;
 	__m256i m[BANKS][FP][2];
 
 	for (int b = 0; b < BANKS; b++)
@@ -904,13 +911,13 @@ __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
 
 			do {
 				unsigned j = (unsigned)__builtin_ctzll(mask);
-				uint32_t fp = loadfp(sc->s + p + j);
-				uint32_t g = pf->slot[slot_of(pf, fp)];
+				uint32_t fp = loadfp(s + p + j);
+				uint32_t g = slot[(fp * mult) >> shift];
 
 				mask &= mask - 1;
 				at[n] = j;
 				grp[n] = g;
-				n += pf->groups[g].fp == fp;
+				n += groups[g].fp == fp;
 			} while (mask);
 			for (unsigned k = 0; k < n && !sc->stop; k++)
 				verify(sc, p + at[k], grp[k]);
