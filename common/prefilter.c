@@ -18,8 +18,9 @@
  * there select bucket masks from tables indexed by their low and high
  * nibbles (AVX2 PSHUFB: 32 positions in a few instructions per byte of
  * fingerprint, the "Teddy" method of Hyperscan and Rust's aho-corasick);
- * only a position whose masks share a bucket is compared with that
- * bucket's literals.  Without AVX2 the same test uses a byte table per
+ * only a position whose masks share a bucket goes on, to a perfect hash
+ * of the fingerprints, and from there to the literals with the
+ * fingerprint it holds.  Without AVX2 the same test uses a byte table per
  * fingerprint byte.
  *
  * The nibble tables accept every combination of the nibbles a bucket
