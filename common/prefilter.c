@@ -104,11 +104,16 @@ static int cpu_has_avx2(void)
 #endif
 }
 
+/* The fingerprint at P, folded.  Built in a register: a memcpy() of
+ * three bytes into a zeroed word went through the stack, and reading the
+ * word back waited for the stores to drain (store forwarding fails on
+ * a load that spans several stores), for every accepted position. */
 static inline uint32_t loadfp(const unsigned char *p)
 {
 	uint32_t x = 0;
 
-	memcpy(&x, p, FP);
+	for (int k = 0; k < FP; k++)
+		x |= (uint32_t)p[k] << (8 * k);
 	return x | (FOLD4 >> (8 * (4 - FP)));
 }
 
@@ -907,21 +912,27 @@ __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
 		 * look each and no branch on the answer (a third of them
 		 * hold one here, in no order a branch predictor learns). */
 		if (mask) {
-			uint32_t at[64], grp[64];
-			unsigned n = 0;
+			uint32_t grp[64];
+			uint64_t hits = 0;
 
+			/* Each look is independent of the one before (a hit
+			 * is a bit, not the next slot of a list): the
+			 * processor overlaps them. */
 			do {
 				unsigned j = (unsigned)__builtin_ctzll(mask);
 				uint32_t fp = loadfp(s + p + j);
 				uint32_t g = slot[(fp * mult) >> shift];
 
 				mask &= mask - 1;
-				at[n] = j;
-				grp[n] = g;
-				n += groups[g].fp == fp;
+				grp[j] = g;
+				hits |= (uint64_t)(groups[g].fp == fp) << j;
 			} while (mask);
-			for (unsigned k = 0; k < n && !sc->stop; k++)
-				verify(sc, p + at[k], grp[k]);
+			while (hits && !sc->stop) {
+				unsigned j = (unsigned)__builtin_ctzll(hits);
+
+				hits &= hits - 1;
+				verify(sc, p + j, grp[j]);
+			}
 		}
 		p += step;
 	}
