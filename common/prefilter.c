@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,9 @@
  * there select bucket masks from tables indexed by their low and high
  * nibbles (AVX2 PSHUFB: 32 positions in a few instructions per byte of
  * fingerprint, the "Teddy" method of Hyperscan and Rust's aho-corasick);
- * only a position whose masks share a bucket is compared with that
- * bucket's literals.  Without AVX2 the same test uses a byte table per
+ * only a position whose masks share a bucket goes on, to a perfect hash
+ * of the fingerprints, and from there to the literals with the
+ * fingerprint it holds.  Without AVX2 the same test uses a byte table per
  * fingerprint byte.
  *
  * The nibble tables accept every combination of the nibbles a bucket
@@ -41,22 +43,28 @@ _Static_assert(FP == 3, "bucket_cost() estimates three-byte fingerprints");
 #define BANKS 2
 #define BUCKETS 8     /* per bank: a byte of mask */
 #define COUNT_BITS 16 /* gram counts when tuning */
-#define WINDOWS 6     /* fingerprints tried per literal */
-#define FP_BITS 16    /* the fingerprint bitmap: 8 KiB */
+#define WINDOWS 4     /* fingerprints tried per literal */
 #define CHUNK 2048    /* text searched between two flushes */
 #define FOLD4 0x20202020u
 
 struct literal {
 	unsigned char *text; /* folded */
+	unsigned char *raw;  /* as given: GA_PREFILTER_CASE compares it */
 	size_t len;
 	size_t anchor; /* offset of the fingerprint */
 	unsigned flags;
+	uint32_t twin; /* the first literal identical to this one */
+};
+
+/* The literals that share a fingerprint. */
+struct group {
+	uint32_t fp;
+	uint32_t first, end; /* in ids */
 };
 
 struct bank {
-	uint32_t start[BUCKETS + 1]; /* CSR: bucket -> literals */
-	uint8_t nib[FP][2][16];      /* [byte][low, high nibble][nibble] */
-	uint8_t table[FP][256];      /* [byte][folded byte] */
+	uint8_t nib[FP][2][16]; /* [byte][low, high nibble][nibble] */
+	uint8_t table[FP][256]; /* [byte][folded byte] */
 };
 
 struct ga_prefilter {
@@ -64,13 +72,19 @@ struct ga_prefilter {
 	size_t n_lits;
 	int simd;
 	struct bank banks[BANKS];
-	uint32_t *ids; /* literals by bank and bucket */
-	uint32_t *fps; /* their fingerprints, folded like the text */
-	size_t back;   /* largest fingerprint offset */
-	/* A bit per hash of every fingerprint: most positions a bucket
-	 * accepts hold only a combination of its nibbles, which one look
-	 * here rejects without walking the bucket. */
-	uint8_t fpbits[1u << (FP_BITS - 3)];
+	uint32_t *ids; /* literals by fingerprint, twins next to each other */
+	struct group *groups; /* [0]: none, a fingerprint no text has */
+	size_t n_groups;
+	size_t back; /* largest fingerprint offset */
+	/* A perfect hash of the fingerprints: slot[hash] is the group of the
+	 * fingerprint with that hash, if any, else 0.  Most positions the
+	 * buckets accept hold only a combination of their nibbles: one look
+	 * here rejects them, and a fingerprint that is there leads straight
+	 * to its literals (a bucket holds some twenty, and log noise holds
+	 * some fingerprints on every line). */
+	uint32_t *slot;
+	unsigned slot_bits;
+	uint32_t mult;
 };
 
 static int portable_only;
@@ -90,11 +104,16 @@ static int cpu_has_avx2(void)
 #endif
 }
 
+/* The fingerprint at P, folded.  Built in a register: a memcpy() of
+ * three bytes into a zeroed word went through the stack, and reading the
+ * word back waited for the stores to drain (store forwarding fails on
+ * a load that spans several stores), for every accepted position. */
 static inline uint32_t loadfp(const unsigned char *p)
 {
 	uint32_t x = 0;
 
-	memcpy(&x, p, FP);
+	for (int k = 0; k < FP; k++)
+		x |= (uint32_t)p[k] << (8 * k);
 	return x | (FOLD4 >> (8 * (4 - FP)));
 }
 
@@ -139,11 +158,14 @@ void ga_prefilter_destroy(struct ga_prefilter *pf)
 {
 	if (!pf)
 		return;
-	for (size_t i = 0; i < pf->n_lits; i++)
+	for (size_t i = 0; pf->lits && i < pf->n_lits; i++) {
 		free(pf->lits[i].text);
+		free(pf->lits[i].raw);
+	}
 	free(pf->lits);
 	free(pf->ids);
-	free(pf->fps);
+	free(pf->groups);
+	free(pf->slot);
 	free(pf);
 }
 
@@ -152,6 +174,7 @@ void ga_prefilter_destroy(struct ga_prefilter *pf)
 struct counts {
 	uint32_t *grams; /* NULL: no sample, estimate from freq */
 	float *pairs;    /* [first][second], or NULL */
+	float *into;     /* the same, [second][first]: rows for bucket_cost */
 	double freq[256];
 	double len;
 };
@@ -167,8 +190,9 @@ static size_t accepted(unsigned lo, unsigned hi, unsigned char *out)
 			unsigned x = (unsigned)__builtin_ctz(h) << 4 |
 			             (unsigned)__builtin_ctz(l);
 
-			if (x & 0x20)
-				out[n++] = (unsigned char)x;
+			/* no branch: half of them are kept, at random */
+			out[n] = (unsigned char)x;
+			n += x >> 5 & 1;
 		}
 	return n;
 }
@@ -182,7 +206,10 @@ static size_t accepted(unsigned lo, unsigned hi, unsigned char *out)
 static double bucket_cost(const struct counts *cnt, const uint16_t lo[FP],
                           const uint16_t hi[FP])
 {
-	unsigned char a[FP][128];
+	/* padded with byte 0 to a multiple of 8: no count has it (counted
+	 * bytes are folded, bit 5 set), and whole rounds of 8 spare the
+	 * branch predictor an exit at every length */
+	unsigned char a[FP][128 + 8];
 	size_t n[FP];
 	double total = 0;
 
@@ -190,6 +217,8 @@ static double bucket_cost(const struct counts *cnt, const uint16_t lo[FP],
 		n[j] = accepted(lo[j], hi[j], a[j]);
 		if (!n[j])
 			return 0;
+		memset(a[j] + n[j], 0, 8);
+		n[j] = (n[j] + 7) & ~(size_t)7;
 	}
 	for (size_t m = 0; m < n[1]; m++) {
 		unsigned x1 = a[1][m];
@@ -197,12 +226,30 @@ static double bucket_cost(const struct counts *cnt, const uint16_t lo[FP],
 
 		if (mid <= 0)
 			continue;
-		for (size_t i = 0; i < n[0]; i++)
-			left += cnt->pairs ? cnt->pairs[a[0][i] << 8 | x1]
-			                   : cnt->freq[a[0][i]] * mid;
-		for (size_t i = 0; i < n[2]; i++)
-			right += cnt->pairs ? cnt->pairs[x1 << 8 | a[2][i]]
-			                    : cnt->freq[a[2][i]] * mid;
+		if (cnt->pairs) {
+			const float *to = cnt->into + (x1 << 8),
+			            *from = cnt->pairs + (x1 << 8);
+
+			for (size_t i = 0; i < n[0]; i += 8)
+#pragma GCC unroll 8
+				for (size_t k = 0; k < 8; k++)
+					left += to[a[0][i + k]];
+			for (size_t i = 0; i < n[2]; i += 8)
+#pragma GCC unroll 8
+				for (size_t k = 0; k < 8; k++)
+					right += from[a[2][i + k]];
+		} else {
+			for (size_t i = 0; i < n[0]; i += 8)
+#pragma GCC unroll 8
+				for (size_t k = 0; k < 8; k++)
+					left += cnt->freq[a[0][i + k]];
+			for (size_t i = 0; i < n[2]; i += 8)
+#pragma GCC unroll 8
+				for (size_t k = 0; k < 8; k++)
+					right += cnt->freq[a[2][i + k]];
+			left *= mid;
+			right *= mid;
+		}
 		total += left * right / mid;
 	}
 	return total;
@@ -277,7 +324,11 @@ static void place(struct ga_prefilter *pf, const struct counts *cnt,
 			memcpy(tl, f->lo[b], sizeof(tl));
 			memcpy(th, f->hi[b], sizeof(th));
 			add_masks(tl, th, l->text + k);
-			p = bucket_cost(cnt, tl, th);
+			/* a window whose nibbles the bucket has adds nothing */
+			p = memcmp(tl, f->lo[b], sizeof(tl)) ||
+			                    memcmp(th, f->hi[b], sizeof(th))
+			            ? bucket_cost(cnt, tl, th)
+			            : f->cost[b];
 			c = p - f->cost[b] + own;
 			if (c < c_best) {
 				c_best = c;
@@ -308,6 +359,94 @@ static void unplace(struct ga_prefilter *pf, const struct counts *cnt,
 	f->cost[b] = bucket_cost(cnt, f->lo[b], f->hi[b]);
 }
 
+/* Literals in the order of their fingerprints, twins next to each
+ * other. */
+struct entry {
+	uint32_t fp, twin, id;
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->fp != y->fp)
+		return x->fp < y->fp ? -1 : 1;
+	if (x->twin != y->twin)
+		return x->twin < y->twin ? -1 : 1;
+	return x->id < y->id ? -1 : (x->id > y->id);
+}
+
+static inline uint32_t slot_of(const struct ga_prefilter *pf, uint32_t fp)
+{
+	return (fp * pf->mult) >> (32 - pf->slot_bits);
+}
+
+/* Find a multiplier that gives every group a slot of its own, in a table
+ * at most an eighth full (larger when none does).  Returns -1 on
+ * ENOMEM. */
+static int build_slots(struct ga_prefilter *pf)
+{
+	uint32_t seed = 0x9e3779b1u;
+	size_t size = 2048;
+
+	while (size < 8 * pf->n_groups)
+		size *= 2;
+	for (int tries = 0;; tries++) {
+		bool clash = false;
+
+		if (tries == 32) {
+			tries = 0;
+			size *= 2;
+		}
+		free(pf->slot);
+		pf->slot = calloc(size, sizeof(*pf->slot));
+		if (!pf->slot)
+			return -1;
+		pf->slot_bits = (unsigned)__builtin_ctzl(size);
+		pf->mult = seed | 1;
+		seed = seed * 1664525u + 1013904223u;
+		for (size_t g = 1; g <= pf->n_groups && !clash; g++) {
+			uint32_t *sl = &pf->slot[slot_of(pf, pf->groups[g].fp)];
+
+			clash = *sl != 0;
+			*sl = (uint32_t)g;
+		}
+		if (!clash)
+			return 0;
+	}
+}
+
+/* Group the literals by fingerprint (groups 1..n_groups) and fill the
+ * table that finds a group from a text position. */
+static int build_groups(struct ga_prefilter *pf)
+{
+	struct entry *e = malloc(pf->n_lits * sizeof(*e));
+
+	if (!e)
+		return -1;
+	for (size_t i = 0; i < pf->n_lits; i++) {
+		e[i].fp = loadfp(pf->lits[i].text + pf->lits[i].anchor);
+		e[i].twin = pf->lits[i].twin;
+		e[i].id = (uint32_t)i;
+	}
+	qsort(e, pf->n_lits, sizeof(*e), cmp_entry);
+	/* loadfp() leaves the top byte 0: no text has this one */
+	pf->groups[0].fp = UINT32_MAX;
+	pf->groups[0].first = pf->groups[0].end = 0;
+	pf->n_groups = 0;
+	for (size_t k = 0; k < pf->n_lits; k++) {
+		if (k == 0 || e[k].fp != e[k - 1].fp) {
+			pf->n_groups++;
+			pf->groups[pf->n_groups].fp = e[k].fp;
+			pf->groups[pf->n_groups].first = (uint32_t)k;
+		}
+		pf->groups[pf->n_groups].end = (uint32_t)k + 1;
+		pf->ids[k] = e[k].id;
+	}
+	free(e);
+	return build_slots(pf);
+}
+
 /* Choose every literal's fingerprint and bucket, and build the tables.
  *
  * A bucket accepts a position when each of its FP bytes has both nibbles
@@ -318,32 +457,39 @@ static void unplace(struct ga_prefilter *pf, const struct counts *cnt,
  * in turn, takes the window and bucket that add the least.  With a
  * sample, each is then taken out and placed again, which undoes
  * the worst choices of the first pass (made before the later literals
- * were known); the prefilter without one only serves the sample. */
+ * were known); the prefilter without one only serves the sample.
+ * Twins (the same literal for several rules) take their first's place:
+ * they are compared once. */
 static int build(struct ga_prefilter *pf, const struct counts *cnt)
 {
 	struct filling *f = calloc(1, sizeof(*f));
-	uint32_t fill[BANKS * BUCKETS] = {0}, first[BANKS * BUCKETS + 1] = {0};
-	uint32_t h;
+	int rc = -1;
 
 	if (f)
 		f->where = malloc((pf->n_lits + 1) * sizeof(*f->where));
-	if (!f || !f->where) {
-		free(f);
-		return -1;
-	}
+	if (!f || !f->where)
+		goto out;
 	pf->simd = cpu_has_avx2();
 	for (size_t i = 0; i < pf->n_lits; i++)
 		f->where[i] = NONE;
 	for (size_t i = 0; i < pf->n_lits; i++)
-		place(pf, cnt, f, i);
+		if (pf->lits[i].twin == i)
+			place(pf, cnt, f, i);
 	for (int pass = 0; cnt->grams && pass < 1; pass++) {
 		for (size_t i = 0; i < pf->n_lits; i++) {
+			if (pf->lits[i].twin != i)
+				continue;
 			unplace(pf, cnt, f, i);
 			place(pf, cnt, f, i);
 		}
 	}
+	for (size_t i = 0; i < pf->n_lits; i++) {
+		uint32_t t = pf->lits[i].twin;
+
+		f->where[i] = f->where[t];
+		pf->lits[i].anchor = pf->lits[t].anchor;
+	}
 	memset(pf->banks, 0, sizeof(pf->banks));
-	memset(pf->fpbits, 0, sizeof(pf->fpbits));
 	pf->back = 0;
 	for (size_t i = 0; i < pf->n_lits; i++) {
 		const struct literal *l = &pf->lits[i];
@@ -359,24 +505,64 @@ static int build(struct ga_prefilter *pf, const struct counts *cnt)
 		}
 		if (l->anchor > pf->back)
 			pf->back = l->anchor;
-		first[f->where[i] + 1]++;
 	}
-	for (size_t b = 0; b < BANKS * BUCKETS; b++)
-		first[b + 1] += first[b];
-	for (size_t i = 0; i < pf->n_lits; i++) {
-		uint32_t e = first[f->where[i]] + fill[f->where[i]]++;
-
-		pf->ids[e] = (uint32_t)i;
-		pf->fps[e] = loadfp(pf->lits[i].text + pf->lits[i].anchor);
-		h = hash(pf->fps[e], FP_BITS);
-		pf->fpbits[h >> 3] = (uint8_t)(pf->fpbits[h >> 3] |
-		                               1u << (h & 7));
-	}
+	/* Folding sets bit 5 of a byte, bit 1 of its high nibble: a high
+	 * nibble without it accepts what it would accept folded, and the
+	 * vector search need not fold the text. */
 	for (size_t b = 0; b < BANKS; b++)
-		for (size_t u = 0; u <= BUCKETS; u++)
-			pf->banks[b].start[u] = first[b * BUCKETS + u];
-	free(f->where);
+		for (int j = 0; j < FP; j++)
+			for (unsigned h = 0; h < 16; h++)
+				if (h & 2)
+					pf->banks[b].nib[j][1][h & ~2u] =
+					        pf->banks[b].nib[j][1][h];
+	rc = build_groups(pf);
+out:
+	if (f)
+		free(f->where);
 	free(f);
+	return rc;
+}
+
+static int cmp_twin(const void *a, const void *b)
+{
+	const struct literal *x = *(const struct literal *const *)a;
+	const struct literal *y = *(const struct literal *const *)b;
+	int c;
+
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	if (x->flags != y->flags)
+		return x->flags < y->flags ? -1 : 1;
+	c = memcmp((x->flags & GA_PREFILTER_CASE) ? x->raw : x->text,
+	           (y->flags & GA_PREFILTER_CASE) ? y->raw : y->text, x->len);
+	if (c)
+		return c;
+	return x < y ? -1 : (x > y);
+}
+
+/* Find each literal's twin: the first literal that finds exactly what it
+ * finds (sorted by address last, a run starts with the first). */
+static int find_twins(struct ga_prefilter *pf)
+{
+	const struct literal **v = malloc(pf->n_lits * sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < pf->n_lits; i++)
+		v[i] = &pf->lits[i];
+	qsort(v, pf->n_lits, sizeof(*v), cmp_twin);
+	for (size_t k = 0, first = 0; k < pf->n_lits; k++) {
+		const struct literal *a = v[first], *b = v[k];
+
+		if (a->len != b->len || a->flags != b->flags ||
+		    memcmp((a->flags & GA_PREFILTER_CASE) ? a->raw : a->text,
+		           (b->flags & GA_PREFILTER_CASE) ? b->raw : b->text,
+		           a->len) != 0)
+			first = k;
+		pf->lits[v[k] - pf->lits].twin = (uint32_t)(v[first] -
+		                                            pf->lits);
+	}
+	free(v);
 	return 0;
 }
 
@@ -388,8 +574,8 @@ static struct ga_prefilter *alloc(size_t n)
 		return NULL;
 	pf->lits = calloc(n, sizeof(*pf->lits));
 	pf->ids = calloc(n, sizeof(*pf->ids));
-	pf->fps = calloc(n, sizeof(*pf->fps));
-	if (!pf->lits || !pf->ids || !pf->fps) {
+	pf->groups = calloc(n + 1, sizeof(*pf->groups));
+	if (!pf->lits || !pf->ids || !pf->groups) {
 		ga_prefilter_destroy(pf);
 		return NULL;
 	}
@@ -423,8 +609,9 @@ struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
 	for (size_t i = 0; i < n; i++) {
 		if (lens[i] < GA_PREFILTER_MIN_LITERAL ||
 		    lens[i] > UINT32_MAX / 2 ||
-		    (flags && (flags[i] & ~(GA_PREFILTER_WORD_START |
-		                            GA_PREFILTER_WORD_END)))) {
+		    (flags && (flags[i] &
+		               ~(GA_PREFILTER_WORD_START |
+		                 GA_PREFILTER_WORD_END | GA_PREFILTER_CASE)))) {
 			errno = EINVAL;
 			return NULL;
 		}
@@ -435,8 +622,10 @@ struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
 	pf->n_lits = n;
 	for (size_t i = 0; i < n; i++) {
 		pf->lits[i].text = malloc(lens[i]);
-		if (!pf->lits[i].text)
+		pf->lits[i].raw = malloc(lens[i]);
+		if (!pf->lits[i].text || !pf->lits[i].raw)
 			goto nomem;
+		memcpy(pf->lits[i].raw, lits[i], lens[i]);
 		for (size_t k = 0; k < lens[i]; k++)
 			pf->lits[i].text[k] = ga_fold(
 			        (unsigned char)lits[i][k]);
@@ -444,7 +633,7 @@ struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
 		pf->lits[i].flags = flags ? flags[i] : 0;
 	}
 	static_counts(&none);
-	if (build(pf, &none) < 0)
+	if (find_twins(pf) < 0 || build(pf, &none) < 0)
 		goto nomem;
 	return pf;
 nomem:
@@ -470,16 +659,20 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 	memset(&cnt, 0, sizeof(cnt));
 	cnt.grams = calloc(1u << COUNT_BITS, sizeof(*cnt.grams));
 	cnt.pairs = calloc(1u << 16, sizeof(*cnt.pairs));
-	if (!t || !cnt.grams || !cnt.pairs)
+	cnt.into = malloc((1u << 16) * sizeof(*cnt.into));
+	if (!t || !cnt.grams || !cnt.pairs || !cnt.into)
 		goto nomem;
 	t->n_lits = pf->n_lits;
 	for (size_t i = 0; i < pf->n_lits; i++) {
 		t->lits[i].len = pf->lits[i].len;
 		t->lits[i].flags = pf->lits[i].flags;
+		t->lits[i].twin = pf->lits[i].twin;
 		t->lits[i].text = malloc(pf->lits[i].len);
-		if (!t->lits[i].text)
+		t->lits[i].raw = malloc(pf->lits[i].len);
+		if (!t->lits[i].text || !t->lits[i].raw)
 			goto nomem;
 		memcpy(t->lits[i].text, pf->lits[i].text, pf->lits[i].len);
+		memcpy(t->lits[i].raw, pf->lits[i].raw, pf->lits[i].len);
 	}
 	for (size_t i = 0; i + FP <= len; i++) {
 		uint32_t *c = &cnt.grams[hash(loadfp(s + i), COUNT_BITS)];
@@ -491,6 +684,8 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 		hist[s[i] | 0x20]++;
 	for (size_t i = 0; i + 1 < len; i++)
 		cnt.pairs[(unsigned)(s[i] | 0x20) << 8 | (s[i + 1] | 0x20)]++;
+	for (unsigned x = 0; x < 1u << 16; x++)
+		cnt.into[x] = cnt.pairs[(x & 255) << 8 | x >> 8];
 	for (unsigned x = 0; x < 256; x++)
 		cnt.freq[x] = len ? (double)hist[x] / (double)len : 0;
 	cnt.len = (double)len;
@@ -498,10 +693,12 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 		goto nomem;
 	free(cnt.grams);
 	free(cnt.pairs);
+	free(cnt.into);
 	return t;
 nomem:
 	free(cnt.grams);
 	free(cnt.pairs);
+	free(cnt.into);
 	ga_prefilter_destroy(t);
 	errno = ENOMEM;
 	return NULL;
@@ -586,22 +783,36 @@ static inline int is_word(unsigned char c)
 	return (f >= 'a' && f <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-/* Literal I at START: verify it and queue the hit. */
-static void accept(struct scan *sc, uint32_t i, size_t start)
+/* Does literal L occur at START? */
+static int occurs(const struct scan *sc, const struct literal *l, size_t start)
 {
-	const struct literal *l = &sc->pf->lits[i];
 	const unsigned char *t = sc->s + start;
 
 	if (start < sc->floor || l->len > sc->len - start)
-		return;
-	for (size_t k = 0; k < l->len; k++)
-		if (ga_fold(t[k]) != l->text[k])
-			return;
+		return 0;
+	/* The boundaries first: a byte each, and what rejects " inf\b" in
+	 * the " INFO" of every log line. */
 	if ((l->flags & GA_PREFILTER_WORD_START) && start > 0 && is_word(t[-1]))
-		return;
+		return 0;
 	if ((l->flags & GA_PREFILTER_WORD_END) && start + l->len < sc->len &&
 	    is_word(t[l->len]))
-		return;
+		return 0;
+	if (l->flags & GA_PREFILTER_CASE) {
+		/* literals are short: no call */
+		for (size_t k = 0; k < l->len; k++)
+			if (t[k] != l->raw[k])
+				return 0;
+	} else {
+		for (size_t k = 0; k < l->len; k++)
+			if (ga_fold(t[k]) != l->text[k])
+				return 0;
+	}
+	return 1;
+}
+
+/* Queue a hit of literal I at START. */
+static void queue(struct scan *sc, uint32_t i, size_t start)
+{
 	if (pending_add(&sc->pend, start, i) < 0) {
 		/* Out of memory: report what we have, in order. */
 		flush(sc, SIZE_MAX);
@@ -610,53 +821,75 @@ static void accept(struct scan *sc, uint32_t i, size_t start)
 	}
 }
 
-/* Whether some literal has the fingerprint at P (or one of the same
- * hash). */
-static inline int fingerprint_known(const struct ga_prefilter *pf,
-                                    const unsigned char *p)
-{
-	uint32_t h = hash(loadfp(p), FP_BITS);
-
-	return pf->fpbits[h >> 3] >> (h & 7) & 1;
-}
-
-/* The literals of bank BANK's buckets in BUCKETS whose fingerprint may
- * be at text offset P. */
-static void verify(struct scan *sc, size_t p, size_t bank, unsigned buckets)
+/* The literals of group G, whose fingerprint is at text offset P: each
+ * twin compared once. */
+static void verify(struct scan *sc, size_t p, uint32_t g)
 {
 	const struct ga_prefilter *pf = sc->pf;
-	const uint32_t *start = pf->banks[bank].start;
-	uint32_t g = loadfp(sc->s + p);
+	const struct group *gr = &pf->groups[g];
+	uint32_t twin = NONE;
+	int found = 0;
 
-	while (buckets) {
-		unsigned b = (unsigned)__builtin_ctz(buckets);
+	for (uint32_t e = gr->first; e < gr->end; e++) {
+		uint32_t i = pf->ids[e];
+		const struct literal *l = &pf->lits[i];
 
-		buckets &= buckets - 1;
-		for (uint32_t e = start[b]; e < start[b + 1]; e++) {
-			uint32_t i;
-			size_t k;
-
-			/* the fingerprint first: the nibble tables also let
-			 * through what no literal of the bucket has */
-			if (pf->fps[e] != g)
-				continue;
-			i = pf->ids[e];
-			k = pf->lits[i].anchor;
-			if (p >= k)
-				accept(sc, i, p - k);
+		if (l->twin != twin) {
+			twin = l->twin;
+			found = p >= l->anchor && occurs(sc, l, p - l->anchor);
 		}
+		if (found)
+			queue(sc, i, p - l->anchor);
 	}
 }
 
 #ifdef HAVE_AVX2_PATH
 /* Positions P.. before TO, 32 at a time while 32 + FP - 1 bytes can be
  * read; returns where it stopped. */
+/* Which of the 32 positions at T a bucket accepts: a bit each.  Not
+ * folded: the high nibble tables fold. */
+__attribute__((target("avx2"), always_inline)) static inline uint32_t accepts32(
+        const unsigned char *t, const __m256i m[BANKS][FP][2])
+{
+	const __m256i low = _mm256_set1_epi8(0x0f);
+	__m256i any = _mm256_setzero_si256();
+
+#pragma GCC unroll 4
+	for (int b = 0; b < BANKS; b++) {
+		__m256i r = _mm256_set1_epi8(-1);
+
+#pragma GCC unroll 4
+		for (int j = 0; j < FP; j++) {
+			__m256i x = _mm256_loadu_si256(
+			        (const __m256i *)(const void *)(t + j));
+			__m256i lo = _mm256_and_si256(x, low);
+			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4),
+			                              low);
+
+			r = _mm256_and_si256(
+			        r,
+			        _mm256_and_si256(
+			                _mm256_shuffle_epi8(m[b][j][0], lo),
+			                _mm256_shuffle_epi8(m[b][j][1], hi)));
+		}
+		any = _mm256_or_si256(any, r);
+	}
+	return ~(uint32_t)_mm256_movemask_epi8(
+	        _mm256_cmpeq_epi8(any, _mm256_setzero_si256()));
+}
+
+/* Positions P.. before TO, 64 at a time (one branch for both halves)
+ * while 64 + FP - 1 bytes can be read, then 32; returns where it
+ * stopped. */
 __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
                                                         size_t p, size_t to)
 {
 	const struct ga_prefilter *pf = sc->pf;
-	const __m256i low = _mm256_set1_epi8(0x0f),
-	              fold = _mm256_set1_epi8(0x20);
+	/* in registers: the compiler cannot tell that verify() leaves them */
+	const unsigned char *s = sc->s;
+	const uint32_t *slot = pf->slot, mult = pf->mult,
+	               shift = 32 - pf->slot_bits;
+	const struct group *groups = pf->groups;
 	__m256i m[BANKS][FP][2];
 
 	for (int b = 0; b < BANKS; b++)
@@ -667,53 +900,43 @@ __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
 				                (const __m128i *)pf->banks[b]
 				                        .nib[j][h]));
 	while (p < to && p + 32 + FP - 1 <= sc->len && !sc->stop) {
-		__m256i r[BANKS], any;
-		uint32_t mask;
+		uint64_t mask = accepts32(sc->s + p, m);
+		size_t step = 32;
 
-		for (int b = 0; b < BANKS; b++)
-			r[b] = _mm256_set1_epi8(-1);
-		for (int j = 0; j < FP; j++) {
-			__m256i x = _mm256_or_si256(
-			        _mm256_loadu_si256(
-			                (const __m256i *)(sc->s + p +
-			                                  (size_t)j)),
-			        fold);
-			__m256i lo = _mm256_and_si256(x, low);
-			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4),
-			                              low);
-
-			for (int b = 0; b < BANKS; b++)
-				r[b] = _mm256_and_si256(
-				        r[b], _mm256_and_si256(
-				                      _mm256_shuffle_epi8(
-				                              m[b][j][0], lo),
-				                      _mm256_shuffle_epi8(
-				                              m[b][j][1], hi)));
+		if (p + 64 + FP - 1 <= sc->len) {
+			mask |= (uint64_t)accepts32(sc->s + p + 32, m) << 32;
+			step = 64;
 		}
-		any = r[0];
-		for (int b = 1; b < BANKS; b++)
-			any = _mm256_or_si256(any, r[b]);
-		mask = ~(uint32_t)_mm256_movemask_epi8(
-		        _mm256_cmpeq_epi8(any, _mm256_setzero_si256()));
-		if (to - p < 32)
-			mask &= (1u << (to - p)) - 1;
+		if (to - p < 64)
+			mask &= (UINT64_C(1) << (to - p)) - 1;
+		/* A literal's fingerprint is in its bucket: the table of
+		 * fingerprints says which accepted positions hold one, one
+		 * look each and no branch on the answer (a third of them
+		 * hold one here, in no order a branch predictor learns). */
 		if (mask) {
-			uint8_t v[BANKS][32];
+			uint32_t grp[64];
+			uint64_t hits = 0;
 
-			for (int b = 0; b < BANKS; b++)
-				_mm256_storeu_si256((__m256i *)v[b], r[b]);
-			while (mask) {
-				unsigned j = (unsigned)__builtin_ctz(mask);
+			/* Each look is independent of the one before (a hit
+			 * is a bit, not the next slot of a list): the
+			 * processor overlaps them. */
+			do {
+				unsigned j = (unsigned)__builtin_ctzll(mask);
+				uint32_t fp = loadfp(s + p + j);
+				uint32_t g = slot[(fp * mult) >> shift];
 
 				mask &= mask - 1;
-				if (!fingerprint_known(pf, sc->s + p + j))
-					continue;
-				for (size_t b = 0; b < BANKS; b++)
-					if (v[b][j])
-						verify(sc, p + j, b, v[b][j]);
+				grp[j] = g;
+				hits |= (uint64_t)(groups[g].fp == fp) << j;
+			} while (mask);
+			while (hits && !sc->stop) {
+				unsigned j = (unsigned)__builtin_ctzll(hits);
+
+				hits &= hits - 1;
+				verify(sc, p + j, grp[j]);
 			}
 		}
-		p += 32;
+		p += step;
 	}
 	return p < to ? p : to;
 }
@@ -730,18 +953,23 @@ static void scan_range(struct scan *sc, size_t p, size_t to)
 		p = scan_avx2(sc, p, to);
 #endif
 	for (; p < to && p + FP <= sc->len && !sc->stop; p++) {
-		if (!fingerprint_known(pf, s + p))
-			continue;
+		unsigned any = 0;
+		uint32_t fp, g;
+
 		for (size_t b = 0; b < BANKS; b++) {
 			const struct bank *bk = &pf->banks[b];
 			unsigned r = bk->table[0][s[p] | 0x20];
 
 			for (int j = 1; j < FP; j++)
 				r &= bk->table[j][s[p + (size_t)j] | 0x20];
-
-			if (r)
-				verify(sc, p, b, r);
+			any |= r;
 		}
+		if (!any)
+			continue;
+		fp = loadfp(s + p);
+		g = pf->slot[slot_of(pf, fp)];
+		if (pf->groups[g].fp == fp)
+			verify(sc, p, g);
 	}
 }
 

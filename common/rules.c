@@ -1,10 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "rules.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -12,89 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ini.h"
+#include "literals.h"
 #include "log.h"
 #include "prefilter.h"
+#include "rulefile.h"
+#include "rules_internal.h"
 
 #define RULE_FILE_MAX (1 << 20)
-#define RULE_ID_MAX 64
-#define RULES_MAX 4096
-#define PATTERNS_MAX 64 /* match or exclude lines per rule */
-#define LITERALS_MAX 64
-
-static bool word_byte(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '_';
-}
-
-/* A literal as a rule writes it: "\b" at its start or end asks for a
- * word boundary there (PCRE2's \b, which needs a letter, digit or '_'
- * on the literal's side).  Sets *BODY (allocated) to the text without
- * them and *FLAGS to GA_PREFILTER_WORD_*.  Returns 0, -EINVAL when a
- * "\b" is next to another character, or -ENOMEM (*BODY NULL then). */
-static int literal_body(const char *v, char **body, unsigned *flags)
-{
-	size_t n = strlen(v), s = 0;
-
-	*body = NULL;
-	*flags = 0;
-	if (n >= 3 && v[0] == '\\' && v[1] == 'b') {
-		if (!word_byte(v[2]))
-			return -EINVAL;
-		s = 2;
-		*flags |= GA_PREFILTER_WORD_START;
-	}
-	if (n >= s + 3 && v[n - 2] == '\\' && v[n - 1] == 'b' &&
-	    v[n - 3] != '\\') {
-		if (!word_byte(v[n - 3]))
-			return -EINVAL;
-		n -= 2;
-		*flags |= GA_PREFILTER_WORD_END;
-	}
-	*body = strndup(v + s, n - s);
-	return *body ? 0 : -ENOMEM;
-}
-
 #define MATCH_LIMIT 100000 /* PCRE2 backtracking bound per line */
 #define DEPTH_LIMIT 1000
-
-enum exit_kind {
-	EXIT_FAILURE_ONLY = 0,
-	EXIT_ANY,
-	EXIT_SUCCESS_ONLY,
-	EXIT_CODES
-};
-
-struct pattern {
-	char *src;
-	unsigned line;
-	pcre2_code *code;
-};
-
-struct ga_rule {
-	char *id;
-	int cls;
-	int priority; /* -1: class default */
-	char *hint;
-	char *file;
-	unsigned line;
-	size_t order; /* load order, breaks priority ties */
-	struct pattern *match;
-	size_t n_match;
-	struct pattern *exclude;
-	size_t n_exclude;
-	char **literal; /* given with "literal =" */
-	size_t n_literal;
-	bool caseless;
-	bool fallback;
-	bool fatal;
-	enum exit_kind exit_kind;
-	uint8_t exit_codes[256];
-	uint64_t signals; /* bit N: signal N */
-	uint32_t states;  /* bit N: enum ga_sched_state N */
-	int oom;          /* -1 no condition, 0 none, 1 at least one */
-};
 
 struct ga_ruleset {
 	struct ga_rule **rules; /* priority order */
@@ -123,7 +45,7 @@ static void pattern_free(struct pattern *p, size_t n)
 	free(p);
 }
 
-static void rule_destroy(struct ga_rule *r)
+void ga_rule_destroy(struct ga_rule *r)
 {
 	if (!r)
 		return;
@@ -143,7 +65,7 @@ void ga_ruleset_destroy(struct ga_ruleset *rs)
 	if (!rs)
 		return;
 	for (size_t i = 0; i < rs->n; i++)
-		rule_destroy(rs->rules[i]);
+		ga_rule_destroy(rs->rules[i]);
 	free(rs->rules);
 	ga_prefilter_destroy(rs->prefilter);
 	free(rs->owner_start);
@@ -152,805 +74,20 @@ void ga_ruleset_destroy(struct ga_ruleset *rs)
 	free(rs);
 }
 
-/* A list of rules while files are being applied. */
-struct draft {
-	struct ga_rule **rules;
-	size_t n;
-	size_t next_order;
-};
-
-static void draft_finish(struct draft *d)
+void ga_draft_finish(struct ga_draft *d)
 {
 	for (size_t i = 0; i < d->n; i++)
-		rule_destroy(d->rules[i]);
+		ga_rule_destroy(d->rules[i]);
 	free(d->rules);
 	memset(d, 0, sizeof(*d));
 }
 
-static ssize_t draft_find(const struct draft *d, const char *id)
+ssize_t ga_draft_find(const struct ga_draft *d, const char *id)
 {
 	for (size_t i = 0; i < d->n; i++)
 		if (strcmp(d->rules[i]->id, id) == 0)
 			return (ssize_t)i;
 	return -1;
-}
-
-/* ---- parsing --------------------------------------------------------- */
-
-struct parser {
-	const char *file;
-	struct ga_diag *diag;
-	struct draft *draft;
-	struct ga_rule *cur; /* rule being defined, not yet in draft */
-	char **seen;         /* ids defined in this file */
-	size_t n_seen;
-	bool bad_section; /* header rejected: skip its keys quietly */
-	int errors;
-	int errors_before_cur; /* errors when p->cur was begun */
-};
-
-static void perr(struct parser *p, unsigned line, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static void perr(struct parser *p, unsigned line, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ga_diag_error(p->diag, p->file, line, "%s", msg);
-	p->errors++;
-}
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		*--e = '\0';
-	return s;
-}
-
-static bool valid_id(const char *id)
-{
-	size_t n = strlen(id);
-
-	if (n == 0 || n > RULE_ID_MAX)
-		return false;
-	for (const char *c = id; *c; c++)
-		if (!isalnum((unsigned char)*c) && !strchr("_.:-", *c))
-			return false;
-	return true;
-}
-
-/* Commit the rule being defined: check it is complete, then add it to
- * the draft or replace the rule with the same id. */
-static void finish_rule(struct parser *p)
-{
-	struct ga_rule *r = p->cur;
-	ssize_t at;
-	struct ga_rule **tmp;
-
-	if (!r)
-		return;
-	p->cur = NULL;
-	/* A key of this rule was rejected: that error explains it, and
-	 * "missing 'class ='" after "unknown class 'x'" would mislead. */
-	if (p->errors > p->errors_before_cur)
-		goto drop;
-	if (r->cls < 0) {
-		perr(p, r->line, "rule '%s': missing 'class ='", r->id);
-		goto drop;
-	}
-	if (r->n_match == 0 && r->signals == 0 && r->states == 0 &&
-	    r->oom < 0 && r->exit_kind != EXIT_CODES) {
-		perr(p, r->line,
-		     "rule '%s': needs at least one 'match =' or a condition "
-		     "('exit = CODES', 'signal =', 'state =', 'oom_kill =')",
-		     r->id);
-		goto drop;
-	}
-	if (r->n_match == 0 &&
-	    (r->n_exclude || r->n_literal || r->fallback || r->fatal)) {
-		perr(p, r->line,
-		     "rule '%s': 'exclude', 'literal', 'fallback' and 'fatal' "
-		     "need a 'match ='",
-		     r->id);
-		goto drop;
-	}
-	at = draft_find(p->draft, r->id);
-	if (at >= 0) {
-		r->order = p->draft->rules[at]->order;
-		rule_destroy(p->draft->rules[at]);
-		p->draft->rules[at] = r;
-		return;
-	}
-	if (p->draft->n >= RULES_MAX) {
-		perr(p, r->line, "too many rules (at most %d)", RULES_MAX);
-		goto drop;
-	}
-	tmp = realloc(p->draft->rules, (p->draft->n + 1) * sizeof(*tmp));
-	if (!tmp) {
-		perr(p, r->line, "out of memory");
-		goto drop;
-	}
-	p->draft->rules = tmp;
-	r->order = p->draft->next_order++;
-	p->draft->rules[p->draft->n++] = r;
-	return;
-drop:
-	rule_destroy(r);
-}
-
-static bool note_id(struct parser *p, unsigned line, const char *id)
-{
-	char **tmp;
-
-	for (size_t i = 0; i < p->n_seen; i++) {
-		if (strcmp(p->seen[i], id) == 0) {
-			perr(p, line, "rule '%s' is defined twice in this file",
-			     id);
-			return false;
-		}
-	}
-	tmp = realloc(p->seen, (p->n_seen + 1) * sizeof(*tmp));
-	if (!tmp || !(tmp[p->n_seen] = strdup(id))) {
-		if (tmp)
-			p->seen = tmp;
-		perr(p, line, "out of memory");
-		return false;
-	}
-	p->seen = tmp;
-	p->n_seen++;
-	return true;
-}
-
-static void parse_section(struct parser *p, unsigned line, char *s)
-{
-	char *kind, *id;
-
-	finish_rule(p);
-	p->bad_section = true;
-	kind = trim(s);
-	id = kind + strcspn(kind, " \t");
-	if (*id)
-		*id++ = '\0';
-	id = trim(id);
-	if (strcmp(kind, "rule") != 0 && strcmp(kind, "disable") != 0) {
-		perr(p, line,
-		     "unknown section '[%s]' (want 'rule' or "
-		     "'disable')",
-		     kind);
-		return;
-	}
-	if (!valid_id(id)) {
-		perr(p, line,
-		     "invalid rule id '%s' (1-%d characters of "
-		     "A-Z a-z 0-9 _ . : -)",
-		     id, RULE_ID_MAX);
-		return;
-	}
-	if (strcmp(kind, "disable") == 0) {
-		ssize_t at = draft_find(p->draft, id);
-
-		if (at < 0) {
-			perr(p, line,
-			     "disable: no rule '%s' in the built-in "
-			     "rules or earlier files",
-			     id);
-			return;
-		}
-		rule_destroy(p->draft->rules[at]);
-		memmove(&p->draft->rules[at], &p->draft->rules[at + 1],
-		        (p->draft->n - (size_t)at - 1) * sizeof(void *));
-		p->draft->n--;
-		p->bad_section = false;
-		return;
-	}
-	if (!note_id(p, line, id))
-		return;
-	p->cur = calloc(1, sizeof(*p->cur));
-	if (!p->cur) {
-		perr(p, line, "out of memory");
-		return;
-	}
-	p->errors_before_cur = p->errors;
-	p->cur->cls = -1;
-	p->cur->priority = -1;
-	p->cur->oom = -1;
-	p->cur->line = line;
-	p->cur->id = strdup(id);
-	p->cur->file = strdup(p->file);
-	if (!p->cur->id || !p->cur->file) {
-		perr(p, line, "out of memory");
-		rule_destroy(p->cur);
-		p->cur = NULL;
-		return;
-	}
-	p->bad_section = false;
-}
-
-static bool add_pattern(struct parser *p, unsigned line, struct pattern **v,
-                        size_t *n, const char *src)
-{
-	struct pattern *tmp;
-
-	if (*n >= PATTERNS_MAX) {
-		perr(p, line, "rule '%s': too many patterns (at most %d)",
-		     p->cur->id, PATTERNS_MAX);
-		return false;
-	}
-	tmp = realloc(*v, (*n + 1) * sizeof(*tmp));
-	if (!tmp)
-		goto nomem;
-	*v = tmp;
-	tmp[*n].src = strdup(src);
-	tmp[*n].line = line;
-	tmp[*n].code = NULL;
-	if (!tmp[*n].src)
-		goto nomem;
-	(*n)++;
-	return true;
-nomem:
-	perr(p, line, "out of memory");
-	return false;
-}
-
-/* Split a list value on commas and blanks; call FN for each item. */
-static bool each_item(struct parser *p, unsigned line, char *value,
-                      bool (*fn)(struct parser *, unsigned, const char *))
-{
-	int count = 0;
-
-	for (char *save = NULL, *tok = strtok_r(value, ", \t", &save); tok;
-	     tok = strtok_r(NULL, ", \t", &save)) {
-		if (!fn(p, line, tok))
-			return false;
-		count++;
-	}
-	if (count == 0) {
-		perr(p, line, "rule '%s': empty list", p->cur->id);
-		return false;
-	}
-	return true;
-}
-
-static bool add_exit_code(struct parser *p, unsigned line, const char *tok)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(tok, &end, 10);
-	if (errno || *end || end == tok || v < 0 || v > 255) {
-		perr(p, line,
-		     "rule '%s': exit: '%s' is not 'failure', "
-		     "'success', 'any' or an exit code 0-255",
-		     p->cur->id, tok);
-		return false;
-	}
-	p->cur->exit_codes[v] = 1;
-	return true;
-}
-
-static bool add_signal(struct parser *p, unsigned line, const char *tok)
-{
-	int sig = ga_signal_from_name(tok);
-
-	if (sig <= 0 || sig > 63) {
-		perr(p, line, "rule '%s': signal: unknown signal '%s'",
-		     p->cur->id, tok);
-		return false;
-	}
-	p->cur->signals |= UINT64_C(1) << sig;
-	return true;
-}
-
-static bool add_state(struct parser *p, unsigned line, const char *tok)
-{
-	int st = ga_sched_state_from_name(tok);
-
-	if (st <= 0) {
-		perr(p, line,
-		     "rule '%s': state: unknown scheduler state '%s' "
-		     "(TIMEOUT, CANCELLED, PREEMPTED, NODE_FAIL, "
-		     "OUT_OF_MEMORY, DEADLINE)",
-		     p->cur->id, tok);
-		return false;
-	}
-	p->cur->states |= UINT32_C(1) << st;
-	return true;
-}
-
-static int parse_bool(const char *v)
-{
-	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"))
-		return 1;
-	if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0"))
-		return 0;
-	return -1;
-}
-
-static void parse_key(struct parser *p, unsigned line, char *key, char *value)
-{
-	struct ga_rule *r = p->cur;
-
-	if (!r) {
-		if (!p->bad_section)
-			perr(p, line, "'%s' outside a [rule ID] section", key);
-		return; /* inside a rejected section: already reported */
-	}
-	if (!strcmp(key, "class")) {
-		r->cls = ga_class_from_name(value);
-		if (r->cls < 0)
-			perr(p, line,
-			     "rule '%s': unknown class '%s' (see the "
-			     "taxonomy in README.md)",
-			     r->id, value);
-	} else if (!strcmp(key, "priority")) {
-		char *end;
-		long v;
-
-		errno = 0;
-		v = strtol(value, &end, 10);
-		if (errno || *end || end == value || v < 0 || v > 1000)
-			perr(p, line,
-			     "rule '%s': priority must be an integer "
-			     "0-1000, not '%s'",
-			     r->id, value);
-		else
-			r->priority = (int)v;
-	} else if (!strcmp(key, "match") || !strcmp(key, "exclude")) {
-		if (!*value)
-			perr(p, line, "rule '%s': empty %s pattern", r->id,
-			     key);
-		else if (!strcmp(key, "match"))
-			add_pattern(p, line, &r->match, &r->n_match, value);
-		else
-			add_pattern(p, line, &r->exclude, &r->n_exclude, value);
-	} else if (!strcmp(key, "literal")) {
-		size_t vlen = strlen(value);
-		char **tmp, *body;
-		unsigned lflags;
-		int rc;
-
-		/* "..." keeps leading/trailing blanks (" nan"). */
-		if (vlen >= 2 && value[0] == '"' && value[vlen - 1] == '"') {
-			value[vlen - 1] = '\0';
-			value++;
-		}
-		rc = literal_body(value, &body, &lflags);
-		if (rc == -EINVAL) {
-			perr(p, line,
-			     "rule '%s': literal '%s': \\b must be next to a "
-			     "letter, digit or '_'",
-			     r->id, value);
-			return;
-		}
-		if (rc < 0) {
-			perr(p, line, "out of memory");
-			return;
-		}
-		if (strlen(body) < GA_PREFILTER_MIN_LITERAL) {
-			perr(p, line,
-			     "rule '%s': literal '%s' is shorter than "
-			     "%d bytes",
-			     r->id, value, GA_PREFILTER_MIN_LITERAL);
-			free(body);
-			return;
-		}
-		free(body);
-		if (r->n_literal >= LITERALS_MAX) {
-			perr(p, line, "rule '%s': too many literals", r->id);
-			return;
-		}
-		tmp = realloc(r->literal, (r->n_literal + 1) * sizeof(*tmp));
-		if (!tmp || !(tmp[r->n_literal] = strdup(value))) {
-			if (tmp)
-				r->literal = tmp;
-			perr(p, line, "out of memory");
-			return;
-		}
-		r->literal = tmp;
-		r->n_literal++;
-	} else if (!strcmp(key, "exit")) {
-		memset(r->exit_codes, 0, sizeof(r->exit_codes));
-		if (!strcmp(value, "failure"))
-			r->exit_kind = EXIT_FAILURE_ONLY;
-		else if (!strcmp(value, "any"))
-			r->exit_kind = EXIT_ANY;
-		else if (!strcmp(value, "success"))
-			r->exit_kind = EXIT_SUCCESS_ONLY;
-		else if (each_item(p, line, value, add_exit_code))
-			r->exit_kind = EXIT_CODES;
-	} else if (!strcmp(key, "signal")) {
-		each_item(p, line, value, add_signal);
-	} else if (!strcmp(key, "state")) {
-		each_item(p, line, value, add_state);
-	} else if (!strcmp(key, "oom_kill")) {
-		r->oom = parse_bool(value);
-		if (r->oom < 0)
-			perr(p, line, "rule '%s': oom_kill must be yes or no",
-			     r->id);
-	} else if (!strcmp(key, "caseless") || !strcmp(key, "fallback") ||
-	           !strcmp(key, "fatal")) {
-		int v = parse_bool(value);
-
-		if (v < 0)
-			perr(p, line, "rule '%s': %s must be yes or no", r->id,
-			     key);
-		else if (!strcmp(key, "caseless"))
-			r->caseless = v;
-		else if (!strcmp(key, "fallback"))
-			r->fallback = v;
-		else
-			r->fatal = v;
-	} else if (!strcmp(key, "hint")) {
-		free(r->hint);
-		r->hint = strdup(value);
-		if (!r->hint)
-			perr(p, line, "out of memory");
-	} else {
-		perr(p, line,
-		     "rule '%s': unknown key '%s' (class, priority, "
-		     "match, exclude, literal, exit, signal, state, "
-		     "oom_kill, caseless, fallback, fatal, hint)",
-		     r->id, key);
-	}
-}
-
-static int on_ini(void *ctx, unsigned line, char *name, char *value)
-{
-	struct parser *p = ctx;
-
-	if (!name) {
-		p->errors++; /* reported by the reader */
-		if (!value) {
-			finish_rule(p);
-			p->bad_section = true; /* its keys: not reported */
-		}
-	} else if (!value)
-		parse_section(p, line, name);
-	else
-		parse_key(p, line, name, value);
-	return 0;
-}
-
-/* Parse one file's TEXT into the draft (the INI dialect of ini.h, shared
- * with gpualert.conf).  Returns the number of errors. */
-static int parse_text(const char *file, const char *text, struct draft *d,
-                      struct ga_diag *diag)
-{
-	struct parser p = {.file = file, .diag = diag, .draft = d};
-	int rc;
-
-	rc = ga_ini_parse(file, text, strlen(text), on_ini, &p, diag);
-	if (rc < 0) {
-		ga_diag_error(diag, file, 0, "out of memory");
-		p.errors++;
-	}
-	finish_rule(&p);
-	for (size_t i = 0; i < p.n_seen; i++)
-		free(p.seen[i]);
-	free(p.seen);
-	return p.errors;
-}
-
-/* ---- literal extraction ---------------------------------------------- */
-
-/* Skip a \Q...\E quote starting at P (the backslash); returns the char
- * after \E, or the end of the pattern (pcre2pattern(3): \Q runs to the
- * end when no \E follows). */
-static const char *skip_quote(const char *p)
-{
-	const char *e = strstr(p + 2, "\\E");
-
-	return e ? e + 2 : p + strlen(p);
-}
-
-/* Skip a bracketed argument at P if it opens with OPEN. */
-static const char *skip_arg(const char *p, char open, char close)
-{
-	const char *e;
-
-	if (*p != open)
-		return p;
-	e = strchr(p + 1, close);
-	return e ? e + 1 : p + strlen(p);
-}
-
-/* Skip an escape whose letter or digit is not itself a literal, starting
- * at P (the backslash), with its argument: \x41 \x{41} \o{101} \101 \cX
- * \pL \p{Lu} \g1 \g{-1} \k<name> \N{U+41}, or a plain \d \b ...  Taking
- * an argument's characters for a literal would filter out real matches. */
-static const char *skip_escape(const char *p)
-{
-	char e = p[1];
-	const char *q = p + 2;
-
-	switch (e) {
-	case 'x':
-		if (*q == '{')
-			return skip_arg(q, '{', '}');
-		for (int i = 0; i < 2 && isxdigit((unsigned char)*q); i++)
-			q++;
-		return q;
-	case 'o':
-	case 'N':
-		return skip_arg(q, '{', '}');
-	case 'c':
-		return *q ? q + 1 : q;
-	case 'p':
-	case 'P':
-		if (*q == '{')
-			return skip_arg(q, '{', '}');
-		return *q ? q + 1 : q;
-	case 'g':
-		if (*q == '{' || *q == '<' || *q == '\'')
-			return skip_arg(q, *q,
-			                *q == '{'   ? '}'
-			                : *q == '<' ? '>'
-			                            : '\'');
-		if (*q == '+' || *q == '-')
-			q++;
-		while (isdigit((unsigned char)*q))
-			q++;
-		return q;
-	case 'k':
-		if (*q == '{' || *q == '<' || *q == '\'')
-			return skip_arg(q, *q,
-			                *q == '{'   ? '}'
-			                : *q == '<' ? '>'
-			                            : '\'');
-		return q;
-	default:
-		/* \0 octal and \1.. back references or octal: all digits */
-		if (isdigit((unsigned char)e))
-			while (isdigit((unsigned char)*q))
-				q++;
-		return q;
-	}
-}
-
-/* Skip a character class starting at P ('['); returns the char after ']'. */
-static const char *skip_class(const char *p)
-{
-	p++;
-	if (*p == '^')
-		p++;
-	if (*p == ']')
-		p++;
-	while (*p && *p != ']') {
-		if (*p == '\\' && p[1] == 'Q') {
-			p = skip_quote(p);
-			continue;
-		}
-		if (*p == '\\' && p[1])
-			p++;
-		else if (*p == '[' && p[1] == ':') {
-			const char *e = strstr(p, ":]");
-			if (e)
-				p = e + 1;
-		}
-		p++;
-	}
-	return *p ? p + 1 : p;
-}
-
-/* If P starts a token that hides parentheses and bars (\Q...\E, an
- * escape, a character class), the char after it; else NULL. */
-static const char *skip_opaque(const char *p)
-{
-	if (*p == '\\' && p[1] == 'Q')
-		return skip_quote(p);
-	if (*p == '\\' && p[1])
-		return p + 2;
-	if (*p == '[')
-		return skip_class(p);
-	return NULL;
-}
-
-/* Skip a group starting at P ('('); returns the char after its ')'. */
-static const char *skip_group(const char *p)
-{
-	int depth = 0;
-
-	while (*p) {
-		const char *q = skip_opaque(p);
-
-		if (q) {
-			p = q;
-			continue;
-		}
-		if (*p == '(')
-			depth++;
-		else if (*p == ')' && --depth == 0)
-			return p + 1;
-		p++;
-	}
-	return p;
-}
-
-/* Does PATTERN turn on extended mode ("(?x)", "(?ix)", "(?x:...")?  Then
- * blanks are not literal: give up on it. */
-static bool sets_extended(const char *pattern)
-{
-	for (const char *p = strstr(pattern, "(?"); p; p = strstr(p + 1, "(?"))
-		for (const char *q = p + 2;
-		     isalpha((unsigned char)*q) || *q == '-' || *q == '^'; q++)
-			if (*q == 'x')
-				return true;
-	return false;
-}
-
-/* Parse a quantifier at P.  Returns its length (0 if none) and whether
- * it allows zero repetitions. */
-static size_t quantifier(const char *p, bool *optional)
-{
-	size_t n = 0;
-
-	*optional = false;
-	if (*p == '?' || *p == '*') {
-		*optional = true;
-		n = 1;
-	} else if (*p == '+') {
-		n = 1;
-	} else if (*p == '{' && isdigit((unsigned char)p[1])) {
-		const char *q = p + 1;
-		long min = strtol(q, (char **)&q, 10);
-
-		if (*q == ',') {
-			q++;
-			while (isdigit((unsigned char)*q))
-				q++;
-		}
-		if (*q != '}')
-			return 0; /* a literal '{' */
-		*optional = min == 0;
-		n = (size_t)(q + 1 - p);
-	}
-	if (n && (p[n] == '?' || p[n] == '+'))
-		n++; /* lazy or possessive */
-	return n;
-}
-
-/* The longest literal run in one alternative [P, END). */
-static void longest_run(const char *p, const char *end, struct ga_buf *best)
-{
-	struct ga_buf run;
-
-	ga_buf_init(&run);
-	ga_buf_reset(best);
-	while (p < end) {
-		char c = *p;
-		bool opt, is_char = false;
-		size_t q;
-
-		if (c == '\\' && p + 1 < end) {
-			char e = p[1];
-
-			if (e == 'Q') {
-				const char *stop = strstr(p + 2, "\\E");
-
-				if (!stop || stop > end)
-					stop = end;
-				ga_buf_append(&run, p + 2,
-				              (size_t)(stop - p - 2));
-				p = stop + (stop < end ? 2 : 0);
-				/* A quantifier after \E applies to the last
-				 * quoted character. */
-				q = quantifier(p, &opt);
-				if (q) {
-					p += q;
-					if (opt && run.len)
-						run.data[--run.len] = '\0';
-					goto brk;
-				}
-				continue;
-			}
-			if (isalnum((unsigned char)e)) {
-				p = skip_escape(
-				        p); /* \d \b \x41: not literal */
-				p += quantifier(p, &opt);
-				goto brk;
-			}
-			c = e;
-			p += 2;
-			is_char = true;
-		} else if (c == '[') {
-			p = skip_class(p);
-			p += quantifier(p, &opt);
-			goto brk;
-		} else if (c == '(') {
-			p = skip_group(p);
-			p += quantifier(p, &opt);
-			goto brk;
-		} else if (c == '.' || c == '^' || c == '$') {
-			p++;
-			p += quantifier(p, &opt);
-			goto brk;
-		} else {
-			p++;
-			is_char = true;
-		}
-		if (!is_char)
-			continue;
-		q = quantifier(p, &opt);
-		if (q) {
-			p += q;
-			if (!opt)
-				ga_buf_putc(&run, c);
-			goto brk;
-		}
-		ga_buf_putc(&run, c);
-		continue;
-	brk:
-		if (run.len > best->len) {
-			ga_buf_reset(best);
-			ga_buf_append(best, run.data, run.len);
-		}
-		ga_buf_reset(&run);
-	}
-	if (run.len > best->len) {
-		ga_buf_reset(best);
-		ga_buf_append(best, run.data, run.len);
-	}
-	ga_buf_finish(&run);
-}
-
-size_t ga_rules_extract_literals(const char *pattern, char **out, size_t max)
-{
-	const char *p = pattern, *alt = pattern;
-	struct ga_buf best;
-	size_t n = 0;
-	bool ok = true;
-
-	/* Extended mode changes what whitespace means: give up. */
-	if (sets_extended(pattern) || strstr(pattern, "(*"))
-		return 0;
-	ga_buf_init(&best);
-	for (;;) {
-		const char *q = skip_opaque(p);
-
-		if (q) {
-			p = q;
-			continue;
-		}
-		if (*p == '(') {
-			p = skip_group(p);
-			continue;
-		}
-		if (*p != '|' && *p != '\0') {
-			p++;
-			continue;
-		}
-		longest_run(alt, p, &best);
-		if (best.failed || best.len < GA_PREFILTER_MIN_LITERAL ||
-		    n >= max) {
-			ok = false;
-			break;
-		}
-		out[n] = strndup(best.data, best.len);
-		if (!out[n]) {
-			ok = false;
-			break;
-		}
-		n++;
-		if (*p == '\0')
-			break;
-		alt = ++p;
-	}
-	ga_buf_finish(&best);
-	if (!ok) {
-		while (n)
-			free(out[--n]);
-	}
-	return n;
 }
 
 /* ---- compiling ------------------------------------------------------- */
@@ -1104,10 +241,10 @@ struct lit_list {
 	bool failed;
 };
 
-/* TEXT as written in a rule when WRITTEN (see literal_body), else as
- * extracted from a pattern. */
+/* TEXT as written in a rule when WRITTEN (see ga_rulefile_literal_body),
+ * else as extracted from a pattern; found in its case only when EXACT. */
 static void lit_add(struct lit_list *l, const char *text, bool written,
-                    uint32_t owner)
+                    bool exact, uint32_t owner)
 {
 	char **t = realloc(l->text, (l->n + 1) * sizeof(*t));
 	size_t *n;
@@ -1132,13 +269,16 @@ static void lit_add(struct lit_list *l, const char *text, bool written,
 	if (!written) {
 		l->text[l->n] = strdup(text);
 		l->flags[l->n] = 0;
-	} else if (literal_body(text, &l->text[l->n], &l->flags[l->n]) < 0) {
+	} else if (ga_rulefile_literal_body(text, &l->text[l->n],
+	                                    &l->flags[l->n]) < 0) {
 		l->text[l->n] = NULL;
 	}
 	if (!l->text[l->n]) {
 		l->failed = true;
 		return;
 	}
+	if (exact)
+		l->flags[l->n] |= GA_PREFILTER_CASE;
 	l->len[l->n] = strlen(l->text[l->n]);
 	l->owner[l->n] = owner;
 	l->n++;
@@ -1154,8 +294,41 @@ static void lit_finish(struct lit_list *l)
 	free(l->owner);
 }
 
+/* Whether R's patterns all match case-sensitively. */
+static bool case_sensitive(const struct ga_rule *r)
+{
+	if (r->caseless)
+		return false;
+	for (size_t k = 0; k < r->n_match; k++)
+		if (ga_literals_caseless(r->match[k].src))
+			return false;
+	return true;
+}
+
+/* Whether R's literal LIT (as written) is found in its case: when R's
+ * patterns are case-sensitive and one of them has the literal's text as
+ * it stands, "Error" in "(Error|Exception)".  A literal written in
+ * another case than its pattern's, or only implied by it ("ncclSystemError"
+ * for "nccl(System|Internal)Error"), stays caseless, as literals always
+ * were. */
+static bool literal_exact(const struct ga_rule *r, const char *lit)
+{
+	char *body;
+	unsigned flags;
+	bool found = false;
+
+	if (!case_sensitive(r) || ga_rulefile_literal_body(lit, &body, &flags))
+		return false;
+	for (size_t k = 0; k < r->n_match && !found; k++)
+		found = strstr(r->match[k].src, body) != NULL;
+	free(body);
+	return found;
+}
+
 /* Collect each rule's literals: its own, or one per alternative of every
- * match pattern.  A rule left without any becomes "unfiltered". */
+ * match pattern.  A rule left without any becomes "unfiltered".  A
+ * literal of a case-sensitive pattern is found in its case only: then
+ * "Error" does not send every "error" of a warning to PCRE2. */
 static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 {
 	struct lit_list l = {0};
@@ -1172,18 +345,22 @@ static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 		if (r->n_match == 0)
 			continue;
 		for (size_t k = 0; k < r->n_literal; k++)
-			lit_add(&l, r->literal[k], true, (uint32_t)i);
+			lit_add(&l, r->literal[k], true,
+			        literal_exact(r, r->literal[k]), (uint32_t)i);
 		if (r->n_literal)
 			continue;
 		for (size_t k = 0; k < r->n_match && complete; k++) {
 			char *found[LITERALS_MAX];
-			size_t nf = ga_rules_extract_literals(
-			        r->match[k].src, found, LITERALS_MAX);
+			size_t nf = ga_literals_extract(r->match[k].src, found,
+			                                LITERALS_MAX);
+			bool exact = !r->caseless &&
+			             !ga_literals_caseless(r->match[k].src);
 
 			if (nf == 0)
 				complete = false;
 			for (size_t j = 0; j < nf; j++) {
-				lit_add(&l, found[j], false, (uint32_t)i);
+				lit_add(&l, found[j], false, exact,
+				        (uint32_t)i);
 				free(found[j]);
 			}
 		}
@@ -1226,7 +403,8 @@ out:
 }
 
 /* Turn a draft into a compiled ruleset; the draft's rules move into it. */
-static struct ga_ruleset *compile_draft(struct draft *d, struct ga_diag *diag)
+static struct ga_ruleset *compile_draft(struct ga_draft *d,
+                                        struct ga_diag *diag)
 {
 	struct ga_ruleset *rs;
 	int errors = 0;
@@ -1258,13 +436,13 @@ static struct ga_ruleset *compile_draft(struct draft *d, struct ga_diag *diag)
 	return rs;
 }
 
-static int apply_builtin(struct draft *d, struct ga_diag *diag)
+static int apply_builtin(struct ga_draft *d, struct ga_diag *diag)
 {
 	int errors = 0;
 
 	for (size_t i = 0; i < ga_builtin_rules_count; i++)
-		errors += parse_text(ga_builtin_rules[i].name,
-		                     ga_builtin_rules[i].text, d, diag);
+		errors += ga_rulefile_parse(ga_builtin_rules[i].name,
+		                            ga_builtin_rules[i].text, d, diag);
 	return errors;
 }
 
@@ -1275,7 +453,7 @@ static int cmp_str(const void *a, const void *b)
 
 /* Apply every *.rules file of DIR in name order.  Returns the number of
  * errors; a missing directory is none. */
-static int apply_dir(const char *dir, struct draft *d, struct ga_diag *diag)
+static int apply_dir(const char *dir, struct ga_draft *d, struct ga_diag *diag)
 {
 	DIR *dh = opendir(dir);
 	struct dirent *de;
@@ -1329,7 +507,7 @@ static int apply_dir(const char *dir, struct draft *d, struct ga_diag *diag)
 			              "a rules file");
 			errors++;
 		} else {
-			errors += parse_text(path, text, d, diag);
+			errors += ga_rulefile_parse(path, text, d, diag);
 		}
 		free(text);
 		free(names[i]);
@@ -1342,7 +520,7 @@ static struct ga_ruleset *load(const char *dir,
                                const struct ga_rules_source *src, size_t n_src,
                                bool with_builtin, struct ga_diag *diag)
 {
-	struct draft d = {0};
+	struct ga_draft d = {0};
 	struct ga_ruleset *rs = NULL;
 	int errors = 0;
 
@@ -1351,10 +529,10 @@ static struct ga_ruleset *load(const char *dir,
 	if (dir && *dir)
 		errors += apply_dir(dir, &d, diag);
 	for (size_t i = 0; i < n_src; i++)
-		errors += parse_text(src[i].name, src[i].text, &d, diag);
+		errors += ga_rulefile_parse(src[i].name, src[i].text, &d, diag);
 	if (!errors)
 		rs = compile_draft(&d, diag);
-	draft_finish(&d);
+	ga_draft_finish(&d);
 	return rs;
 }
 

@@ -118,11 +118,4 @@ void ga_rule_describe_status(const struct ga_rule *r,
 /* Append R in rule-file syntax to OUT (for `gpualert rules list`). */
 void ga_rule_format(const struct ga_rule *r, struct ga_buf *out);
 
-/* The literal that the prefilter would use for PATTERN: the longest run
- * of plain characters that every match must contain.  Returns the number
- * of alternatives' literals written to OUT (each heap-allocated; caller
- * frees), or 0 when some alternative has none of at least
- * GA_PREFILTER_MIN_LITERAL bytes.  At most MAX are written. */
-size_t ga_rules_extract_literals(const char *pattern, char **out, size_t max);
-
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "literals.h"
 #include "log.h"
 #include "rules.h"
 
@@ -44,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ga_diag_finish(&d);
 
 	/* The whole input as one pattern. */
-	for (size_t n = ga_rules_extract_literals(text, lits, 8); n; n--)
+	for (size_t n = ga_literals_extract(text, lits, 8); n; n--)
 		free(lits[n - 1]);
 	free(text);
 	return 0;

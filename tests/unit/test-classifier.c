@@ -550,6 +550,52 @@ static char *mixed_log(size_t pieces, size_t *len)
 	return ga_buf_steal(&b);
 }
 
+/* A literal is found in its case only where that cannot lose a match:
+ * written in another case than its case-sensitive pattern, or of a
+ * pattern with (?i), it is still found in any case. */
+static void test_literal_case(void)
+{
+	static const struct {
+		const char *rule, *line;
+		bool found;
+	} t[] = {
+	        {"match = Error: boom\nliteral = error: boom\n",
+	         "x Error: boom\n", true},
+	        {"match = Error: boom\nliteral = Error: boom\n",
+	         "x Error: boom\n", true},
+	        {"match = (?i)warp drive\n", "WARP DRIVE failed\n", true},
+	        {"match = (?i)warp drive\nliteral = warp drive\n",
+	         "Warp Drive failed\n", true},
+	        {"match = warp drive\ncaseless = yes\n", "WARP DRIVE\n", true},
+	        {"match = Engine stall\n", "Engine stall\n", true},
+	        {"match = Engine stall\n", "engine stall\n", false},
+	};
+	struct ga_status st;
+
+	ga_status_from_int(&st, 1);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char text[512];
+		struct ga_rules_source src = {"c.rules", text};
+		struct ga_ruleset *rs;
+		struct ga_verdict v;
+
+		snprintf(text, sizeof(text),
+		         "[rule c]\nclass = io_error\npriority = 1\n%s",
+		         t[i].rule);
+		rs = ga_rules_load_sources(&src, 1, false, NULL);
+		if (!rs) {
+			ok(false, "case %zu: rules load", i);
+			continue;
+		}
+		classify(rs, t[i].line, strlen(t[i].line), 0, 0, 0, &st, &v);
+		ok((v.cls == GA_CLASS_IO_ERROR) == t[i].found,
+		   "literal case %zu: '%.*s' %s", i, (int)strlen(t[i].line) - 1,
+		   t[i].line, t[i].found ? "found" : "not found");
+		ga_verdict_finish(&v);
+		ga_ruleset_destroy(rs);
+	}
+}
+
 static void test_streaming(void)
 {
 	size_t len;
@@ -814,6 +860,7 @@ int main(void)
 	test_quirks();
 	test_tail();
 	test_streaming();
+	test_literal_case();
 	test_echoes_and_context();
 	ga_ruleset_destroy(builtin);
 	return tap_done();

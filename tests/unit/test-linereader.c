@@ -3,6 +3,8 @@
  * depend on how the input is split into chunks. */
 #include "linereader.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +116,40 @@ static char *repeat(char c, size_t n)
 	return s;
 }
 
+/* The vector newline count against a byte loop: every length and
+ * alignment near the vector widths, all '\n' (the lanes' worst case) and
+ * mixed bytes, and a long run of '\n' past the counters' fold. */
+static void test_count_newlines(void)
+{
+	static char buf[70000];
+	bool same = true;
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (i * 7919) % 5 == 0 ? '\n' : (char)('a' + i % 26);
+	for (int fill = 0; fill < 2; fill++) {
+		if (fill)
+			memset(buf, '\n', sizeof(buf));
+		for (size_t off = 0; off < 3; off++) {
+			for (size_t n = 0; n + off <= 300; n++) {
+				uint64_t want = 0;
+
+				for (size_t i = 0; i < n; i++)
+					want += buf[off + i] == '\n';
+				if (ga_linereader_count_newlines(buf + off,
+				                                 n) != want)
+					same = false;
+			}
+		}
+		if (ga_linereader_count_newlines(buf + 1, sizeof(buf) - 1) !=
+		    (fill ? sizeof(buf) - 1
+		          : ga_linereader_count_newlines(buf + 1, 299) +
+		                     ga_linereader_count_newlines(
+		                             buf + 300, sizeof(buf) - 300)))
+			same = false;
+	}
+	ok(same, "newline count: same as a byte loop at every length");
+}
+
 int main(void)
 {
 	struct ga_buf b;
@@ -204,5 +240,6 @@ int main(void)
 		free(whole.segments);
 	}
 	ga_buf_finish(&b);
+	test_count_newlines();
 	return tap_done();
 }

@@ -47,8 +47,13 @@ static void naive(char **lits, const size_t *lens, const unsigned *flags,
 			if (lens[k] > len - pos)
 				continue;
 			for (j = 0; j < lens[k]; j++)
-				if (ga_fold(s[pos + j]) !=
-				    ga_fold((unsigned char)lits[k][j]))
+				if (flags && (flags[k] & GA_PREFILTER_CASE)
+				            ? s[pos + j] !=
+				                      (unsigned char)lits[k][j]
+				            : ga_fold(s[pos + j]) !=
+				                      ga_fold((unsigned char)
+				                                      lits[k]
+				                                          [j]))
 					break;
 			if (j < lens[k])
 				continue;
@@ -240,7 +245,7 @@ static char *search_all(const struct ga_prefilter *pf, const char *text,
 
 /* Random literal sets over small alphabets (so that they occur), random
  * texts (some long, across the search's internal chunks), random word
- * boundary flags; compared with the naive search, by every code path.
+ * boundary and case flags, twins; compared with the naive search, by every code path.
  * Fixed seed. */
 static void test_property(void)
 {
@@ -270,8 +275,20 @@ static void test_property(void)
 			lits[k] = malloc(lens[k]);
 			for (size_t j = 0; j < lens[k]; j++)
 				lits[k][j] = alpha[tap_below(&rng, asz)];
-			flags[k] = with_flags ? (unsigned)tap_below(&rng, 4)
+			flags[k] = with_flags ? (unsigned)tap_below(&rng, 8)
 			                      : 0;
+			/* twins: the same literal for another rule, with the
+			 * same flags or others */
+			if (k > 0 && tap_below(&rng, 4) == 0) {
+				size_t o = tap_below(&rng, k);
+
+				free(lits[k]);
+				lens[k] = lens[o];
+				lits[k] = malloc(lens[k]);
+				memcpy(lits[k], lits[o], lens[k]);
+				if (tap_below(&rng, 2))
+					flags[k] = flags[o];
+			}
 		}
 		for (size_t j = 0; j < len; j++)
 			text[j] = alpha[tap_below(&rng, asz)];
@@ -327,7 +344,7 @@ static void test_property(void)
 	{
 		const char *lits[] = {"abcd"};
 		size_t lens[] = {4};
-		unsigned bad_flag[] = {4};
+		unsigned bad_flag[] = {8};
 
 		errno = 0;
 		ok(ga_prefilter_create_flags(lits, lens, bad_flag, 1) == NULL &&

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "literals.h"
 #include "log.h"
 #include "prefilter.h"
 #include "tap.h"
@@ -571,7 +572,7 @@ static void test_dir(void)
 static void expect_literals(const char *pattern, const char *const *want)
 {
 	char *got[16];
-	size_t n = ga_rules_extract_literals(pattern, got, 16), n_want = 0;
+	size_t n = ga_literals_extract(pattern, got, 16), n_want = 0;
 	bool same;
 
 	while (want[n_want])
@@ -656,8 +657,18 @@ static void test_literals(void)
 	expect_literals("(?ix)out of memory", NONE);
 	expect_literals("(*UTF)abcd", NONE);
 
+	/* Which patterns may match their literals in another case. */
+	ok(!ga_literals_caseless("Error: (x|y)") &&
+	           !ga_literals_caseless("(?:abcd)|(?s)ab.cd|(?<n>abcd)"),
+	   "case-sensitive patterns");
+	ok(ga_literals_caseless("(?i)abcd") &&
+	           ga_literals_caseless("ab(?i:cd)ef") &&
+	           ga_literals_caseless("ab(?si)cd") &&
+	           ga_literals_caseless("(?-i)abcd"),
+	   "patterns that set (or may set) caseless matching");
+
 	/* At most MAX alternatives. */
-	is_int(ga_rules_extract_literals("abcd|efgh|ijkl", got, 2), 0,
+	is_int(ga_literals_extract("abcd|efgh|ijkl", got, 2), 0,
 	       "more alternatives than MAX: none");
 }
 

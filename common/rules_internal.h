@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals shared by the rule modules: rulefile.c parses rule files into
+ * a draft, rules.c compiles a draft into a ruleset and answers queries.
+ * Not for other modules: they see struct ga_rule as opaque (rules.h). */
+#ifndef GPUALERT_COMMON_RULES_INTERNAL_H
+#define GPUALERT_COMMON_RULES_INTERNAL_H
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rules.h"
+
+#define LITERALS_MAX 64 /* "literal =" lines, or literals of a pattern */
+
+enum exit_kind {
+	EXIT_FAILURE_ONLY = 0,
+	EXIT_ANY,
+	EXIT_SUCCESS_ONLY,
+	EXIT_CODES
+};
+
+struct pattern {
+	char *src;
+	unsigned line;
+	pcre2_code *code;
+};
+
+struct ga_rule {
+	char *id;
+	int cls;
+	int priority; /* -1: class default */
+	char *hint;
+	char *file;
+	unsigned line;
+	size_t order; /* load order, breaks priority ties */
+	struct pattern *match;
+	size_t n_match;
+	struct pattern *exclude;
+	size_t n_exclude;
+	char **literal; /* given with "literal =" */
+	size_t n_literal;
+	bool caseless;
+	bool fallback;
+	bool fatal;
+	enum exit_kind exit_kind;
+	uint8_t exit_codes[256];
+	uint64_t signals; /* bit N: signal N */
+	uint32_t states;  /* bit N: enum ga_sched_state N */
+	int oom;          /* -1 no condition, 0 none, 1 at least one */
+};
+
+/* A list of rules while files are being applied. */
+struct ga_draft {
+	struct ga_rule **rules;
+	size_t n;
+	size_t next_order;
+};
+
+/* Free R and everything it owns (NULL: nothing). */
+void ga_rule_destroy(struct ga_rule *r);
+
+/* Destroy D's rules and empty it. */
+void ga_draft_finish(struct ga_draft *d);
+
+/* The index of the rule ID in D, or -1. */
+ssize_t ga_draft_find(const struct ga_draft *d, const char *id);
+
+#endif
