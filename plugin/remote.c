@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "artifacts.h"
-#include "capture.h"
+#include "collector.h"
 #include "ga-config.h"
 #include "log.h"
 #include "option.h"
