@@ -541,6 +541,11 @@ static void keep_fds(int *fds[], int n)
 
 			dup3(*fds[i], t, O_CLOEXEC);
 			*fds[i] = t;
+		} else {
+			/* An unused slot (one stream, no socket) still holds
+			 * whatever the task had there: slurmstepd's end of a
+			 * pipe or a socket must not live on in the helper. */
+			close(3 + i);
 		}
 	close_range(3 + (unsigned)n, ~0U, 0);
 }
@@ -650,6 +655,14 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 			zc_pump(&h, &h.s[i], SIZE_MAX);
 	}
 
+	/* Everything is copied: let go of the task's original stdout and
+	 * stderr before the report.  slurmstepd sees their end (and srun
+	 * the end of the task's output) only when the last copy closes. */
+	for (int i = 0; i < h.n; i++)
+		if (h.s[i].out >= 0) {
+			close(h.s[i].out);
+			h.s[i].out = -1;
+		}
 	ga_buf_init(&msg);
 	{
 		struct rusage ru;
