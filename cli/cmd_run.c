@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "artifacts.h"
-#include "capture.h"
+#include "collector.h"
 #include "cli.h"
 #include "config.h"
 #include "diag.h"

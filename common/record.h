@@ -18,7 +18,7 @@
 #include <sys/types.h>
 
 #include "buf.h"
-#include "capture.h"
+#include "collector.h"
 #include "rules.h"
 #include "status.h"
 

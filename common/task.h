@@ -6,7 +6,7 @@
  *                      record the output files, or create the durable log
  *                      and interpose where the output is a pipe, and tell
  *                      the collector (capture.h);
- *   ga_collector_finish_task   when the task has exited (capture.h);
+ *   ga_collector_finish_task   when the task has exited (collector.h);
  *   ga_task_conclude   once the tasks have ended: read each task's record
  *                      as its user (record.h), decide each verdict and
  *                      fill the report's tasks.
@@ -19,7 +19,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "capture.h"
+#include "collector.h"
 #include "config.h"
 #include "report.h"
 #include "rules.h"

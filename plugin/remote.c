@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <pwd.h>
 #include <slurm/slurm.h>
@@ -34,7 +35,7 @@
 #include <unistd.h>
 
 #include "artifacts.h"
-#include "capture.h"
+#include "collector.h"
 #include "ga-config.h"
 #include "log.h"
 #include "option.h"
@@ -138,12 +139,29 @@ static void start_rules(void)
 		                                 load_rules, NULL) == 0;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
+	/* SCHED_IDLE: the compile gets a CPU only when slurmstepd, the
+	 * tasks, srun and the daemons leave one idle.  At normal priority
+	 * its ~10 ms of CPU landed on the step's cores right while Slurm
+	 * forked the tasks and, for a short step, reaped them and told
+	 * srun: srun's wall time paid for it.  Set here, not in the
+	 * thread, so that joined_rules() (same thread as this) raising it
+	 * again cannot be undone by a late start. */
+	if (R.rules_started) {
+		struct sched_param none = {.sched_priority = 0};
+
+		(void)pthread_setschedparam(R.rules_thread, SCHED_IDLE, &none);
+	}
 	pthread_attr_destroy(&a);
 }
 
 static const struct ga_ruleset *joined_rules(void)
 {
 	if (R.rules_started) {
+		struct sched_param none = {.sched_priority = 0};
+
+		/* Waited for now: at slurmstepd's own priority (root may
+		 * leave SCHED_IDLE, sched(7)). */
+		(void)pthread_setschedparam(R.rules_thread, SCHED_OTHER, &none);
 		pthread_join(R.rules_thread, NULL);
 		R.rules_started = false;
 	}

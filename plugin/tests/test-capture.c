@@ -4,7 +4,7 @@
  * them (a file for sbatch, a pipe for srun), runs ga_task_begin as the
  * plugin's task_init does and execs /bin/sh; the test is the collector,
  * like slurmstepd's task_exit and exit. */
-#include "capture.h"
+#include "collector.h"
 
 #include <errno.h>
 #include <fcntl.h>

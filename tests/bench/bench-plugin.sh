@@ -9,14 +9,26 @@
 #   SIZE=1G       bytes written by the batch throughput tasks
 #   SRUN_SIZE=256M  bytes written by the srun step throughput tasks (srun
 #                 forwards a step's output over a socket at tens of MB/s)
-#   REPS=3        repetitions of each throughput case (best reported; the
-#                 order of on and off alternates, and each run starts after
-#                 a sync)
-#   N=30          'srun true' pairs for the launch latency (median)
+#   REPS=5        repetitions of each throughput case (best and median
+#                 reported; the order of on and off alternates, and each run
+#                 starts after a sync, once the previous job has left the
+#                 queue)
+#   N=30          'srun true' pairs for the launch latency
 #   SECS=60       seconds of the 5,000 lines/s training-log task
+#   PARTS="latency batch srun cpu"   the parts to run
+#
+# Every job starts once the previous one has left the queue: a job still
+# completing (its slurm_spank_exit, the epilog) can delay the next one's
+# allocation, and that would charge one side's completion to the other's
+# launch.  The latency pairs compare plain `srun true` with
+# `srun --gpualert=log true`, pipe stdout and `-o FILE`, and report the
+# median of the paired differences: on a loaded 2-CPU machine a run's
+# neighbour is a better baseline than the whole series' median.
 set -u
 SO=$(realpath "$1"); BIN=$(realpath "$2"); PORT=${3:-18880}
-N=${N:-30}; SIZE=${SIZE:-1G}; SRUN_SIZE=${SRUN_SIZE:-256M}; REPS=${REPS:-3}; SECS=${SECS:-60}
+N=${N:-30}; SIZE=${SIZE:-1G}; SRUN_SIZE=${SRUN_SIZE:-256M}; REPS=${REPS:-5}; SECS=${SECS:-60}
+PARTS=" ${PARTS:-latency batch srun cpu} "
+part() { case "$PARTS" in *" $1 "*) return 0;; esac; return 1; }
 LABSH=$(cd "$(dirname "$0")/../slurm" && pwd)/lab.sh
 L=$(mktemp -d /tmp/ga-bench.XXXXXX); chmod 755 "$L"
 export GPUALERT_LAB=$L/lab GPUALERT_LAB_PORT=$PORT GPUALERT_LAB_NODES=1 GPUALERT_LAB_CGROUP=1
@@ -39,26 +51,43 @@ cd "$J"
 BYTES=$(numfmt --from=iec "$SIZE")
 echo "# gpualert plugin benchmark, $(date -u +%FT%TZ), $(nproc) CPUs, $(uname -r)"
 
-echo "== srun true, --gpualert=log: median of $N, on/off interleaved"
-: >"$L/lat.on"; : >"$L/lat.off"
-for i in $(seq 1 "$N"); do
-    for s in off on; do
-        $s; t0=$(ns); u srun --gpualert=log true 2>/dev/null || u srun true; t1=$(ns)
-        echo $(( (t1 - t0) / 1000 )) >>"$L/lat.$s"
+# Wait until no job is left in the queue (completing ones included).
+idle() { while [ -n "$(squeue -h -o %i 2>/dev/null)" ]; do sleep 0.02; done; }
+ms() { echo "$1/1000" | bc -l; }
+
+latency() {  # label srun-args...: N pairs, plain srun vs --gpualert=log
+    local label=$1 i s; shift
+    : >"$L/lat.on"; : >"$L/lat.off"
+    for i in $(seq 1 "$N"); do
+        for s in $(order "$i"); do
+            $s; idle
+            local a=(); [ "$s" = on ] && a=(--gpualert=log)
+            t0=$(ns); u srun "${a[@]}" "$@" true >/dev/null 2>&1; t1=$(ns)
+            echo $(( (t1 - t0) / 1000 )) >>"$L/lat.$s"
+        done
     done
-done
-mon=$(median <"$L/lat.on"); moff=$(median <"$L/lat.off")
-printf 'srun true: off %.2f ms, on %.2f ms, added %.2f ms (median of %d)\n' \
-    "$(echo "$moff/1000" | bc -l)" "$(echo "$mon/1000" | bc -l)" "$(echo "($mon-$moff)/1000" | bc -l)" "$N"
+    local mon moff pd bon boff
+    mon=$(median <"$L/lat.on"); moff=$(median <"$L/lat.off")
+    bon=$(best <"$L/lat.on"); boff=$(best <"$L/lat.off")
+    pd=$(paste "$L/lat.off" "$L/lat.on" | awk '{print $2 - $1}' | median)
+    printf '%s: off %.1f ms, on %.1f ms (medians; best %.1f / %.1f); added %.1f ms (median of %d paired differences)\n' \
+        "$label" "$(ms "$moff")" "$(ms "$mon")" "$(ms "$boff")" "$(ms "$bon")" "$(ms "$pd")" "$N"
+}
+order() { if [ $(($1 % 2)) = 1 ]; then echo off on; else echo on off; fi; }
+if part latency; then
+    echo "== srun true, plugin off vs --gpualert=log, $N pairs, order alternating"
+    latency "srun true (pipe stdout)"
+    latency "srun -o FILE true" -o "$J/lat-%j.out"
+    rm -f "$J"/lat-*.out
+fi
 
 # A task that times its own writes (so sbatch's polling does not blur the
 # figure) and writes the time to tp.ms.
 timed() { printf '#!/bin/bash\nt0=$(date +%%s%%N)\n%s\nt1=$(date +%%s%%N)\necho $(( (t1 - t0) / 1000000 )) >%s/tp.ms\n' "$1" "$J"; }
-order() { if [ $(($1 % 2)) = 1 ]; then echo off on; else echo on off; fi; }
-ratio() {  # label offms onms
-    printf '%s: off %d ms (%.0f MB/s), on %d ms (%.0f MB/s) -> on = %.1f %% of off\n' \
+ratio() {  # label offms onms (best), offms onms (median)
+    printf '%s: best off %d ms (%.0f MB/s), on %d ms (%.0f MB/s) -> on = %.1f %% of off; median %d / %d ms -> %.1f %%\n' \
         "$1" "$2" "$(echo "$BYTES/1000/$2" | bc -l)" "$3" "$(echo "$BYTES/1000/$3" | bc -l)" \
-        "$(echo "100*$2/$3" | bc -l)"
+        "$(echo "100*$2/$3" | bc -l)" "$4" "$5" "$(echo "100*$4/$5" | bc -l)"
 }
 batch() {  # label command: a batch task writing to its .out (best of REPS)
     local label=$1 s r extra=0 e
@@ -66,7 +95,7 @@ batch() {  # label command: a batch task writing to its .out (best of REPS)
     for s in off on; do : >"$L/tp.$s"; done
     for r in $(seq 1 "$REPS"); do
         for s in $(order $r); do
-            $s; rm -rf "$J"/tp.out "$J"/gpualert-* "$J/tp.ms"; sync
+            $s; idle; rm -rf "$J"/tp.out "$J"/gpualert-* "$J/tp.ms"; sync
             u sbatch --wait -Q -o "$J/tp.out" "$J/tp.sh" >/dev/null
             cat "$J/tp.ms" >>"$L/tp.$s"
             if [ $s = on ]; then
@@ -76,7 +105,8 @@ batch() {  # label command: a batch task writing to its .out (best of REPS)
             fi
         done
     done
-    ratio "$label" "$(best <"$L/tp.off")" "$(best <"$L/tp.on")"
+    ratio "$label" "$(best <"$L/tp.off")" "$(best <"$L/tp.on")" \
+        "$(median <"$L/tp.off")" "$(median <"$L/tp.on")"
     echo "  files gpualert left in the working directory: $extra bytes"
 }
 step() {  # label command: an srun step writing through its pipe (best of REPS)
@@ -85,21 +115,27 @@ step() {  # label command: an srun step writing through its pipe (best of REPS)
     for s in off on; do : >"$L/tp.$s"; done
     for r in $(seq 1 "$REPS"); do
         for s in $(order $r); do
-            $s; rm -rf "$J"/gpualert-* "$J/tp.ms"; sync
+            $s; idle; rm -rf "$J"/gpualert-* "$J/tp.ms"; sync
             u srun "$J/tp.sh" >/dev/null
             cat "$J/tp.ms" >>"$L/tp.$s"
         done
     done
-    ratio "$label" "$(best <"$L/tp.off")" "$(best <"$L/tp.on")"
+    ratio "$label" "$(best <"$L/tp.off")" "$(best <"$L/tp.on")" \
+        "$(median <"$L/tp.off")" "$(median <"$L/tp.on")"
 }
 
-echo "== a batch task writing $SIZE to its .out file (best of $REPS)"
-batch "batch, $SIZE in 64 KiB writes" "dd if=/dev/zero bs=64k count=$((BYTES / 65536)) status=none"
-batch "batch, $SIZE of 50-byte lines" "yes 'epoch 3 step 1200 loss 0.3312 lr 0.0001 ok .....' | head -c $SIZE"
+if part batch; then
+    echo "== a batch task writing $SIZE to its .out file ($REPS runs each)"
+    batch "batch, $SIZE in 64 KiB writes" "dd if=/dev/zero bs=64k count=$((BYTES / 65536)) status=none"
+    batch "batch, $SIZE of 50-byte lines" "yes 'epoch 3 step 1200 loss 0.3312 lr 0.0001 ok .....' | head -c $SIZE"
+fi
 BYTES=$(numfmt --from=iec "$SRUN_SIZE")
-echo "== an srun step writing $SRUN_SIZE through its pipe to srun (best of $REPS)"
-step "srun, $SRUN_SIZE in 64 KiB writes" "dd if=/dev/zero bs=64k count=$((BYTES / 65536)) status=none"
-step "srun, $SRUN_SIZE of 50-byte lines" "yes 'epoch 3 step 1200 loss 0.3312 lr 0.0001 ok .....' | head -c $SRUN_SIZE"
+if part srun; then
+    echo "== an srun step writing $SRUN_SIZE through its pipe to srun ($REPS runs each)"
+    step "srun, $SRUN_SIZE in 64 KiB writes" "dd if=/dev/zero bs=64k count=$((BYTES / 65536)) status=none"
+    step "srun, $SRUN_SIZE of 50-byte lines" "yes 'epoch 3 step 1200 loss 0.3312 lr 0.0001 ok .....' | head -c $SRUN_SIZE"
+fi
+part cpu || exit 0
 
 echo "== CPU of gpualert per CPU of a task printing 5,000 flushed lines/s for $SECS s"
 cat >"$J/trainlog.py" <<'EOP'
