@@ -560,6 +560,12 @@ static bool launcher_status(const char *t, const char *ctx, char *who,
 		*sig = ga_signal_from_name(name);
 		have = *sig > 0;
 	}
+	/* joblib/loky: "The exit codes of the workers are {SIGKILL(-9)}" */
+	if (!have && (p = after(t, "{SIG")) && (p = strchr(p, '(')) &&
+	    int_at(p + 1, &v) && v < 0 && v > -64) {
+		*sig = (int)-v;
+		have = true;
+	}
 	if (!have &&
 	    ((p = after(t, "Signal ")) ||
 	     (p = after(t, "terminated by signal ")) ||
@@ -576,7 +582,8 @@ static bool launcher_status(const char *t, const char *ctx, char *who,
 	if (!have &&
 	    ((p = after(t, "exitcode")) || (p = after(t, "return code")) ||
 	     (p = after(t, "returncode")) || (p = after(t, "exit status")) ||
-	     (p = after(t, "exit code"))) &&
+	     (p = after(t, "exit code")) ||
+	     (p = after(t, "exited with code"))) &&
 	    int_at(p, &v)) {
 		if (v < 0 && v > -64)
 			*sig = (int)-v;
