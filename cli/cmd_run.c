@@ -248,15 +248,15 @@ int cmd_run(int argc, char **argv)
 		clock_gettime(CLOCK_REALTIME, &now);
 		end.end = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 		ga_report_init(&r);
-		ga_report_set(&r.origin, "run");
-		ga_report_set(&r.job_id, job);
-		ga_report_set(&r.step_id, "0");
-		ga_report_set(&r.job_name, name);
-		ga_report_set(&r.user, user);
+		ga_report_put(&r.origin, "run");
+		ga_report_put(&r.job_id, job);
+		ga_report_put(&r.step_id, "0");
+		ga_report_put(&r.job_name, name);
+		ga_report_put(&r.user, user);
 		r.uid = getuid();
 		r.gid = getgid();
-		ga_report_set(&r.node, host);
-		ga_report_set(&r.work_dir, cwd);
+		ga_report_put(&r.node, host);
+		ga_report_put(&r.work_dir, cwd);
 		{
 			struct ga_buf cmd;
 
@@ -266,10 +266,10 @@ int cmd_run(int argc, char **argv)
 					ga_buf_putc(&cmd, ' ');
 				ga_buf_puts(&cmd, argv[i]);
 			}
-			ga_report_set(&r.command, cmd.data ? cmd.data : "");
+			ga_report_put(&r.command, cmd.data ? cmd.data : "");
 			ga_buf_finish(&cmd);
 		}
-		ga_report_set(&r.mode, ga_mode_name(alert.mode));
+		ga_report_put(&r.mode, ga_mode_name(alert.mode));
 		for (size_t i = 0; i < alert.n_recipients; i++)
 			if (ga_report_add_recipient(&r, alert.recipients[i]))
 				cli_error("run: recipient %s left out of the "

@@ -513,12 +513,12 @@ void ga_report_apply_kernel(struct ga_report *r,
 		k->xid = l->ev.code;
 		k->sxid = l->ev.sxid;
 		k->pid = l->ev.pid;
-		ga_report_set(&k->text, l->text);
-		ga_report_set(&k->bus_id,
+		ga_report_put(&k->text, l->text);
+		ga_report_put(&k->bus_id,
 		              l->ev.bus_id[0] ? l->ev.bus_id : NULL);
-		ga_report_set(&k->match, match_name(l->match));
-		ga_report_set(&k->kind, kind_name(l->ev.kind));
-		ga_report_set(&k->action, info && l->ev.kind == GA_XID_HARDWARE
+		ga_report_put(&k->match, match_name(l->match));
+		ga_report_put(&k->kind, kind_name(l->ev.kind));
+		ga_report_put(&k->action, info && l->ev.kind == GA_XID_HARDWARE
 		                                  ? info->action
 		                                  : NULL);
 	}
@@ -542,7 +542,7 @@ void ga_report_apply_kernel(struct ga_report *r,
 		v->cls = GA_CLASS_GPU_HW;
 		v->priority = ga_class_default_priority(GA_CLASS_GPU_HW);
 		rule_id(&hw->ev, rule, sizeof(rule));
-		ga_report_set(&v->rule, rule);
+		ga_report_put(&v->rule, rule);
 		set_hint(v, r, hw);
 		/* The kernel lines first: they decided it. */
 		{
@@ -573,8 +573,8 @@ void ga_report_apply_kernel(struct ga_report *r,
 		v->cls = GA_CLASS_CUDA_KERNEL;
 		v->priority = ga_class_default_priority(GA_CLASS_CUDA_KERNEL);
 		rule_id(&app->ev, rule, sizeof(rule));
-		ga_report_set(&v->rule, rule);
-		ga_report_set(&v->hint,
+		ga_report_put(&v->rule, rule);
+		ga_report_put(&v->hint,
 		              ga_class_default_hint(GA_CLASS_CUDA_KERNEL));
 	}
 	if (v->cls == GA_CLASS_CUDA_KERNEL)

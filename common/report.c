@@ -8,6 +8,7 @@
 
 #include "ga-config.h"
 #include "json.h"
+#include "log.h"
 #include "util.h"
 
 /* Tails travel only for the tasks a reader looks at first. */
@@ -124,6 +125,16 @@ int ga_report_set(char **field, const char *value)
 	free(*field);
 	*field = dup;
 	return 0;
+}
+
+void ga_report_put(char **field, const char *value)
+{
+	if (ga_report_set(field, value) < 0) {
+		free(*field);
+		*field = NULL;
+		ga_log(GA_LOG_ERROR, "gpualert: out of memory: a report field "
+		                     "is left empty");
+	}
 }
 
 int ga_report_add_recipient(struct ga_report *r, const char *addr)

@@ -149,8 +149,13 @@ void ga_report_finish(struct ga_report *r);
 GA_MUST_CHECK struct ga_task_report *ga_report_add_task(struct ga_report *r);
 
 /* Set a string field: *FIELD = strdup(VALUE) (NULL allowed), freeing the
- * old value.  Returns 0 or -ENOMEM. */
-int ga_report_set(char **field, const char *value);
+ * old value.  Returns 0 or -ENOMEM (the field is then left as it was). */
+GA_MUST_CHECK int ga_report_set(char **field, const char *value);
+
+/* ga_report_set for a field the report can go out without: on ENOMEM the
+ * field is emptied and the log says so, so a report is never held back,
+ * nor silently different, for want of one string. */
+void ga_report_put(char **field, const char *value);
 
 /* Add a recipient (copied).  Returns 0, -ENOMEM or -E2BIG. */
 GA_MUST_CHECK int ga_report_add_recipient(struct ga_report *r,

@@ -161,7 +161,7 @@ static void fill_record(struct ga_task_report *tr,
 	for (size_t i = 0; i < tc->n_rec; i++)
 		if (tc->rec[i].is_log)
 			rec = &tc->rec[i];
-	ga_report_set(&tr->log_path, rec->path);
+	ga_report_put(&tr->log_path, rec->path);
 	tr->record.present = true;
 	tr->record.is_log = rec->is_log;
 	tr->record.dev = rec->dev;
@@ -240,7 +240,7 @@ void ga_task_conclude(const struct ga_config *cfg, struct ga_collector *coll,
 		/* Sub-second: across tasks and nodes, which one ended first
 		 * decides the root cause. */
 		tr->end_time_ns = (int64_t)(ends[i].end * 1e9);
-		ga_report_set(&tr->node, ends[i].node);
+		ga_report_put(&tr->node, ends[i].node);
 		fill_record(tr, tc, rc == 0 ? &stats : NULL);
 		if (rc == 0 && c) {
 			const char *perr = NULL;
@@ -259,7 +259,7 @@ void ga_task_conclude(const struct ga_config *cfg, struct ga_collector *coll,
 			                "evidence";
 		}
 		if (err)
-			ga_report_set(&tr->capture_error, err);
+			ga_report_put(&tr->capture_error, err);
 		ga_log(GA_LOG_INFO,
 		       "gpualert: task %u: record %s: read %llu bytes (skipped "
 		       "%llu) in %.1f ms CPU; helper %llu ms CPU",

@@ -224,7 +224,7 @@ void ga_plugin_kernel_evidence(spank_t sp, struct ga_report *r)
 	/* For gpualert stats: failures by partition. */
 	if (spank_getenv(sp, "SLURM_JOB_PARTITION", env, sizeof(env)) ==
 	    ESPANK_SUCCESS)
-		ga_report_set(&r->partition, env);
+		ga_report_put(&r->partition, env);
 	if (!cfg->kernel_log)
 		goto out;
 	/* Only a failure needs explaining, and a node without the NVIDIA
@@ -253,7 +253,7 @@ void ga_plugin_kernel_evidence(spank_t sp, struct ga_report *r)
 			ga_buf_printf(&b, "%s%s", b.len ? "," : "", bus[i]);
 		}
 		if (b.len)
-			ga_report_set(&r->gpus, b.data);
+			ga_report_put(&r->gpus, b.data);
 		ga_buf_finish(&b);
 	}
 	memset(&q, 0, sizeof(q));

@@ -524,19 +524,19 @@ int ga_remote_exit(spank_t sp)
 	if (R.array_claimed && !R.sched_queried && p->cfg.query_scheduler)
 		query_scheduler();
 	ga_report_init(&r);
-	ga_report_set(&r.origin, "slurm");
-	ga_report_set(&r.job_id, R.job);
-	ga_report_set(&r.step_id, R.step);
+	ga_report_put(&r.origin, "slurm");
+	ga_report_put(&r.job_id, R.job);
+	ga_report_put(&r.step_id, R.step);
 	if (R.array_job[0]) {
-		ga_report_set(&r.array_job_id, R.array_job);
-		ga_report_set(&r.array_task_id, R.array_task);
+		ga_report_put(&r.array_job_id, R.array_job);
+		ga_report_put(&r.array_task_id, R.array_task);
 	}
-	ga_report_set(&r.job_name, R.job_name);
-	ga_report_set(&r.user, R.user);
+	ga_report_put(&r.job_name, R.job_name);
+	ga_report_put(&r.user, R.user);
 	r.uid = R.uid;
 	r.gid = R.gid;
-	ga_report_set(&r.node, R.node);
-	ga_report_set(&r.command, R.command);
+	ga_report_put(&r.node, R.node);
+	ga_report_put(&r.command, R.command);
 	ga_alert_to_report(&R.alert, &r);
 	ga_plugin_fill_resources(sp, R.job_id, &r);
 	r.start_time = (int64_t)R.start;
@@ -563,7 +563,7 @@ int ga_remote_exit(spank_t sp)
 			};
 			tc = ga_collector_task(R.coll, R.tasks[i].id);
 			if (!r.work_dir && tc && tc->work_dir)
-				ga_report_set(&r.work_dir, tc->work_dir);
+				ga_report_put(&r.work_dir, tc->work_dir);
 		}
 		/* As the job's user: its bytes are never parsed as root. */
 		ga_task_conclude(&p->cfg, R.coll, joined_rules(), ends, n,

@@ -148,21 +148,21 @@ void ga_plugin_fill_resources(spank_t sp, uint32_t job_id, struct ga_report *r)
 			                 << 20; /* MB */
 		}
 		gres_string(j, gres, sizeof(gres));
-		ga_report_set(&r->gres, gres);
+		ga_report_put(&r->gres, gres);
 		/* For a batch job, command is the script as submitted; the
 		 * step runs slurmd's copy (.../job<N>/slurm_script). */
 		if (j->batch_flag && j->command && *j->command)
-			ga_report_set(&r->script, j->command);
+			ga_report_put(&r->script, j->command);
 		if (j->work_dir && *j->work_dir && !r->work_dir)
-			ga_report_set(&r->work_dir, j->work_dir);
+			ga_report_put(&r->work_dir, j->work_dir);
 		if (j->array_job_id && j->array_task_id < NO_VAL &&
 		    !r->array_job_id) {
 			char a[16], t[16];
 
 			snprintf(a, sizeof(a), "%" PRIu32, j->array_job_id);
 			snprintf(t, sizeof(t), "%" PRIu32, j->array_task_id);
-			ga_report_set(&r->array_job_id, a);
-			ga_report_set(&r->array_task_id, t);
+			ga_report_put(&r->array_job_id, a);
+			ga_report_put(&r->array_task_id, t);
 		}
 	}
 	slurm_free_job_info_msg(msg);

@@ -51,21 +51,21 @@ static void make_report(struct ga_report *r, unsigned job)
 
 	snprintf(id, sizeof(id), "%u", job);
 	ga_report_init(r);
-	ga_report_set(&r->origin, "slurm");
-	ga_report_set(&r->job_id, id);
-	ga_report_set(&r->step_id, "batch");
-	ga_report_set(&r->job_name, "train");
-	ga_report_set(&r->user, "alice");
+	ga_report_put(&r->origin, "slurm");
+	ga_report_put(&r->job_id, id);
+	ga_report_put(&r->step_id, "batch");
+	ga_report_put(&r->job_name, "train");
+	ga_report_put(&r->user, "alice");
 	r->uid = 1001 + job % 50;
-	ga_report_set(&r->node, "node07");
-	ga_report_set(&r->work_dir, "/home/alice/run");
-	ga_report_set(&r->command, "python train.py --bs 64 --lr 3e-4");
-	ga_report_set(&r->mode, "email");
+	ga_report_put(&r->node, "node07");
+	ga_report_put(&r->work_dir, "/home/alice/run");
+	ga_report_put(&r->command, "python train.py --bs 64 --lr 3e-4");
+	ga_report_put(&r->mode, "email");
 	t = ga_report_add_task(r);
 	if (t) {
-		ga_report_set(&t->node, "node07");
-		ga_report_set(&t->log_path, "/home/alice/run/gpualert.log");
-		ga_report_set(&t->verdict.tail,
+		ga_report_put(&t->node, "node07");
+		ga_report_put(&t->log_path, "/home/alice/run/gpualert.log");
+		ga_report_put(&t->verdict.tail,
 		              "RuntimeError: CUDA out of memory. Tried to "
 		              "allocate 2.00 GiB\n");
 	}

@@ -44,12 +44,12 @@ static void add_task(struct ga_report *r, const char *tail)
 	struct ga_task_report *t = ga_report_add_task(r);
 
 	t->task_id = 0;
-	ga_report_set(&t->node, "node01");
+	ga_report_put(&t->node, "node01");
 	t->verdict.cls = GA_CLASS_CUDA_OOM;
 	t->verdict.status.known = true;
 	t->verdict.status.exit_code = 1;
-	ga_report_set(&t->verdict.hint, "Reduce the batch size.");
-	ga_report_set(&t->verdict.tail, tail);
+	ga_report_put(&t->verdict.hint, "Reduce the batch size.");
+	ga_report_put(&t->verdict.tail, tail);
 	r->root_task = 0;
 }
 
@@ -160,10 +160,10 @@ int main(void)
 	/* Whole message: injection in the job name, bad recipients dropped,
 	 * budget listing. */
 	ga_report_init(&r);
-	ga_report_set(&r.job_id, "42");
-	ga_report_set(&r.step_id, "batch");
-	ga_report_set(&r.job_name, "x\r\nBcc: evil@x");
-	ga_report_set(&r.node, "node01");
+	ga_report_put(&r.job_id, "42");
+	ga_report_put(&r.step_id, "batch");
+	ga_report_put(&r.job_name, "x\r\nBcc: evil@x");
+	ga_report_put(&r.node, "node01");
 	ok(ga_report_add_recipient(&r, "bob@example.org") == 0,
 	   "recipient added");
 	ok(ga_report_add_recipient(&r, "eve@x\r\nBcc: y@z") == 0,
@@ -203,7 +203,7 @@ int main(void)
 	}
 	ga_report_finish(&r);
 	ga_report_init(&r);
-	ga_report_set(&r.job_id, "43");
+	ga_report_put(&r.job_id, "43");
 	add_task(&r, "x\n");
 	ga_buf_reset(&b);
 	ok(ga_mime_render(&m, &b) == -22, "no valid recipient: -EINVAL");
@@ -212,8 +212,8 @@ int main(void)
 	/* The subject leads with Slurm's state: a NaN after exit 0 is
 	 * COMPLETED, never FAILED. */
 	ga_report_init(&r);
-	ga_report_set(&r.job_id, "44");
-	ga_report_set(&r.step_id, "batch");
+	ga_report_put(&r.job_id, "44");
+	ga_report_put(&r.step_id, "batch");
 	ok(ga_report_add_recipient(&r, "bob@example.org") == 0,
 	   "recipient added");
 	add_task(&r, "loss nan\n");
@@ -228,7 +228,7 @@ int main(void)
 	                             "diverged (nan) - job 44 (-)"),
 	   "NaN after exit 0: %s", b.data);
 	ok(ga_mime_wanted(&m), "notify unset: wanted");
-	ga_report_set(&r.notify, "fail");
+	ga_report_put(&r.notify, "fail");
 	ok(ga_mime_wanted(&m), "fail-only, but a finding: wanted");
 	r.tasks[0].verdict.cls = GA_CLASS_SUCCESS;
 	r.root_task = -1;
@@ -247,8 +247,8 @@ int main(void)
 		const struct ga_report *two[2] = {&step, &r};
 
 		ga_report_init(&step);
-		ga_report_set(&step.job_id, "44");
-		ga_report_set(&step.step_id, "0");
+		ga_report_put(&step.job_id, "44");
+		ga_report_put(&step.step_id, "0");
 		add_task(&step, "oom\n");
 		r.tasks[0].verdict.status.exit_code = 0;
 		m.reports = two;
@@ -273,7 +273,7 @@ int main(void)
 	{
 		char title[100];
 
-		ga_report_set(&r.job_name, "<!channel> & <https://x|y> @here");
+		ga_report_put(&r.job_name, "<!channel> & <https://x|y> @here");
 		ga_buf_reset(&b);
 		ok(ga_chat_payload(&m, GA_CHAT_SLACK, &b, title,
 		                   sizeof(title)) == 0,
@@ -302,11 +302,11 @@ int main(void)
 		           !strncmp(title, "[hpc] FAILED", 12) &&
 		           !strchr(title, '\n'),
 		   "ntfy: one-line ASCII title: %s", title);
-		ga_report_set(&r.job_name, NULL);
+		ga_report_put(&r.job_name, NULL);
 	}
 
 	/* An array report with no array task id never prints "(null)". */
-	ga_report_set(&r.array_job_id, "45");
+	ga_report_put(&r.array_job_id, "45");
 	ga_buf_reset(&b);
 	ok(ga_mime_render(&m, &b) == 0 && !strstr(b.data, "(null)"),
 	   "no (null) in an array message");
@@ -314,7 +314,7 @@ int main(void)
 
 	/* RFC 2231 for a file name outside [A-Za-z0-9._-]. */
 	ga_report_init(&r);
-	ga_report_set(&r.job_id, "46");
+	ga_report_put(&r.job_id, "46");
 	ok(ga_report_add_recipient(&r, "bob@example.org") == 0,
 	   "recipient added");
 	add_task(&r, "x\n");

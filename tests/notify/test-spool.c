@@ -82,9 +82,9 @@ static int open_slot(const char *job, uint64_t budget,
 	int rc;
 
 	ga_report_init(&r);
-	ga_report_set(&r.job_id, job);
-	ga_report_set(&r.step_id, "batch");
-	ga_report_set(&r.node, "n1");
+	ga_report_put(&r.job_id, job);
+	ga_report_put(&r.step_id, "batch");
+	ga_report_put(&r.node, "n1");
 	r.uid = 1001;
 	rc = ga_spool_slot_open(&cfg, &r, budget, slot);
 	ga_report_finish(&r);
@@ -94,10 +94,10 @@ static int open_slot(const char *job, uint64_t budget,
 static void make_report(struct ga_report *r, const char *job, uint32_t uid)
 {
 	ga_report_init(r);
-	ga_report_set(&r->job_id, job);
-	ga_report_set(&r->step_id, "batch");
-	ga_report_set(&r->node, "n1");
-	ga_report_set(&r->user, "u");
+	ga_report_put(&r->job_id, job);
+	ga_report_put(&r->step_id, "batch");
+	ga_report_put(&r->node, "n1");
+	ga_report_put(&r->user, "u");
 	r->uid = uid;
 }
 
@@ -318,7 +318,7 @@ static void test_report_size(void)
 	big[4095] = (char)0xa9;
 	big[65536] = '\0';
 	make_report(&r, "600", 1001);
-	ga_report_set(&r.command, big);
+	ga_report_put(&r.command, big);
 	ga_buf_init(&b);
 	ga_report_write_json(&r, &b);
 	ga_report_init(&back);
@@ -468,17 +468,17 @@ int main(void)
 	ok(ga_spool_write(root, "a b", "x", 1) == -EINVAL, "space refused");
 
 	ga_report_init(&r);
-	ga_report_set(&r.job_id, "1201");
-	ga_report_set(&r.step_id, "batch");
-	ga_report_set(&r.node, "gpu/07 x");
+	ga_report_put(&r.job_id, "1201");
+	ga_report_put(&r.step_id, "batch");
+	ga_report_put(&r.node, "gpu/07 x");
 	r.uid = 1001;
 	ok(ga_spool_report_name(&r, name, sizeof(name)) == 0 &&
 	           !strcmp(name, "1201.batch.gpu-07-x.u1001"),
 	   "report name sanitised, with the uid: %s", name);
 	ok(ga_spool_report_name(&r, name, 12) == -ENAMETOOLONG,
 	   "a name that does not fit is an error, not cut");
-	ga_report_set(&r.array_job_id, "1200");
-	ga_report_set(&r.array_task_id, "1_2");
+	ga_report_put(&r.array_job_id, "1200");
+	ga_report_put(&r.array_task_id, "1_2");
 	ok(ga_spool_report_name(&r, name, sizeof(name)) == 0 &&
 	           !strcmp(name, "1200_1-2.batch.gpu-07-x.u1001"),
 	   "array name keeps '_' as separator only: %s", name);

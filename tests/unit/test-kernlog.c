@@ -306,8 +306,8 @@ static void make_report(struct ga_report *r, const char *log, int code)
 	struct ga_status st;
 
 	ga_report_init(r);
-	ga_report_set(&r->job_id, "42");
-	ga_report_set(&r->node, "gpu17");
+	ga_report_put(&r->job_id, "42");
+	ga_report_put(&r->node, "gpu17");
 	t = ga_report_add_task(r);
 	t->end_time = 100;
 	ga_status_from_int(&st, code);

@@ -150,9 +150,9 @@ static void test_report(void)
 	const char *err = NULL;
 
 	ga_report_init(&r);
-	ga_report_set(&r.job_id, "1234");
-	ga_report_set(&r.step_id, "0");
-	ga_report_set(&r.job_name, "train\r\nBcc: x@y");
+	ga_report_put(&r.job_id, "1234");
+	ga_report_put(&r.step_id, "0");
+	ga_report_put(&r.job_name, "train\r\nBcc: x@y");
 	ok(ga_report_add_recipient(&r, "alice@example.org") == 0,
 	   "recipient added");
 
@@ -220,7 +220,7 @@ static void test_root_across_ranks(void)
 	const char *err = NULL;
 
 	ga_report_init(&r);
-	ga_report_set(&r.job_id, "77");
+	ga_report_put(&r.job_id, "77");
 	t = ga_report_add_task(&r);
 	t->task_id = 0;
 	t->end_time = 1000;

@@ -18,21 +18,21 @@ int main(void)
 	char line[2048];
 
 	ga_report_init(&r);
-	ga_report_set(&r.job_id, "42");
-	ga_report_set(&r.step_id, "batch");
-	ga_report_set(&r.node, "gpu\t17\nx");
-	ga_report_set(&r.user, "alice smith");
-	ga_report_set(&r.gpus, "0000:3b:00,0000:62:00");
+	ga_report_put(&r.job_id, "42");
+	ga_report_put(&r.step_id, "batch");
+	ga_report_put(&r.node, "gpu\t17\nx");
+	ga_report_put(&r.user, "alice smith");
+	ga_report_put(&r.gpus, "0000:3b:00,0000:62:00");
 	r.end_time = 1700000000;
 	t = ga_report_add_task(&r);
 	t->verdict.cls = GA_CLASS_GPU_HW;
 	ga_report_choose_root(&r);
 	k = ga_report_add_kernel(&r);
-	ga_report_set(&k->kind, "hardware");
-	ga_report_set(&k->bus_id, "0000:3b:00");
+	ga_report_put(&k->kind, "hardware");
+	ga_report_put(&k->bus_id, "0000:3b:00");
 	k->xid = 48;
 	k = ga_report_add_kernel(&r);
-	ga_report_set(&k->kind, "application");
+	ga_report_put(&k->kind, "application");
 	k->xid = 13;
 
 	ga_stats_from_report(&r, 5, &rec);
