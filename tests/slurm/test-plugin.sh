@@ -193,13 +193,15 @@ jobcomp() {    # lab jobid -> "STATE EXIT"
 }
 # what legitimately differs between the two labs: node names (and which
 # of the two nodes the scheduler picked for a one-node job), lab paths,
-# pids in bash's job messages, timestamps, dd's speed, and srun's own
+# pids and job ids in bash's job messages (each lab numbers its own jobs),
+# timestamps, dd's speed, and srun's own
 # scheduling chatter (how long a step waited for CPUs depends on the load)
 norm() { sed -e '/^srun: \(Job step creation temporarily disabled\|Step created for\|job [0-9]* queued and waiting\|job [0-9]* has been allocated\)/d' \
              -e "s/ga${PORT[on]}n[0-9]*/gaNODE/g; s/ga${PORT[off]}n[0-9]*/gaNODE/g" \
              -e 's/AT [0-9T:-]*/AT <time>/g' \
              -e "s#$ROOT/on#LAB#g; s#$ROOT/off#LAB#g" \
              -e 's/^\(.*: line [0-9]*: *\)[0-9]* /\1PID /' \
+             -e 's#/job[0-9]*/slurm_script#/jobID/slurm_script#' \
              -e 's/copied, .*/copied, <speed>/' "$1"; }
 
 while IFS=$'\t' read -r name kind opts cmd class; do
