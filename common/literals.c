@@ -142,26 +142,28 @@ static const char *skip_group(const char *p)
 	return p;
 }
 
-/* Does PATTERN turn on extended mode ("(?x)", "(?ix)", "(?x:...")?  Then
- * blanks are not literal: give up on it. */
-static bool sets_extended(const char *pattern)
+/* Does PATTERN name option letter FLAG in an inline option group ("(?ix)",
+ * "(?x:...", "(?-i)")?  Any mention counts, turning it off included: the
+ * callers only need to know whether the pattern may change it. */
+static bool sets_option(const char *pattern, char flag)
 {
 	for (const char *p = strstr(pattern, "(?"); p; p = strstr(p + 1, "(?"))
 		for (const char *q = p + 2;
 		     isalpha((unsigned char)*q) || *q == '-' || *q == '^'; q++)
-			if (*q == 'x')
+			if (*q == flag)
 				return true;
 	return false;
 }
 
+/* Extended mode makes blanks not literal: give up on such a pattern. */
+static bool sets_extended(const char *pattern)
+{
+	return sets_option(pattern, 'x');
+}
+
 bool ga_literals_caseless(const char *pattern)
 {
-	for (const char *p = strstr(pattern, "(?"); p; p = strstr(p + 1, "(?"))
-		for (const char *q = p + 2;
-		     isalpha((unsigned char)*q) || *q == '-' || *q == '^'; q++)
-			if (*q == 'i')
-				return true;
-	return false;
+	return sets_option(pattern, 'i');
 }
 
 /* Parse a quantifier at P.  Returns its length (0 if none) and whether
