@@ -60,16 +60,23 @@ static void sec(struct sink *k, const char *title)
 	ga_buf_printf(k->html, "<h3 style=\"" CSS_H3 "\">%s</h3>\n", title);
 }
 
+/* T as one line of text and as HTML between OPEN and CLOSE (reset after). */
+static void text_block(struct sink *k, struct ga_buf *t, const char *open,
+                       const char *close)
+{
+	ga_buf_append(k->txt, t->data ? t->data : "", t->len);
+	ga_buf_putc(k->txt, '\n');
+	ga_buf_puts(k->html, open);
+	html_text(k, t);
+	ga_buf_puts(k->html, close);
+	ga_buf_reset(t);
+}
+
 /* A paragraph of T (reset after). */
 static void par(struct sink *k, struct ga_buf *t)
 {
 	facts_end(k);
-	ga_buf_append(k->txt, t->data ? t->data : "", t->len);
-	ga_buf_putc(k->txt, '\n');
-	ga_buf_puts(k->html, "<p style=\"margin:4px 0\">");
-	html_text(k, t);
-	ga_buf_puts(k->html, "</p>\n");
-	ga_buf_reset(t);
+	text_block(k, t, "<p style=\"margin:4px 0\">", "</p>\n");
 }
 
 /* A preformatted block of T (lines), indented in text (reset after). */
@@ -317,12 +324,8 @@ static int status_bar(const struct ga_mail *m, const struct ga_mime_root *root,
 	              state_colour(rank, root->t != NULL),
 	              ga_mime_is_array(m) ? "ARRAY " : "", state);
 	ga_mime_headline(t, m, root);
-	ga_buf_append(k->txt, t->data ? t->data : "", t->len);
-	ga_buf_puts(k->txt, "\n");
-	ga_buf_puts(k->html, "<h2 style=\"font-size:18px;margin:10px 0 6px\">");
-	html_text(k, t);
-	ga_buf_puts(k->html, "</h2>\n");
-	ga_buf_reset(t);
+	text_block(k, t, "<h2 style=\"font-size:18px;margin:10px 0 6px\">",
+	           "</h2>\n");
 	ga_mime_job_label(t, m);
 	par(k, t);
 	return rank;
