@@ -21,7 +21,7 @@
 # completing (its slurm_spank_exit, the epilog) can delay the next one's
 # allocation, and that would charge one side's completion to the other's
 # launch.  The latency pairs compare plain `srun true` with
-# `srun --gpualert=log true`, pipe stdout and `-o FILE`, and report the
+# `srun --gpualert=log true`, pipe stdout and a per-task `-o` file, and report the
 # median of the paired differences: on a loaded 2-CPU machine a run's
 # neighbour is a better baseline than the whole series' median.
 set -u
@@ -77,7 +77,10 @@ order() { if [ $(($1 % 2)) = 1 ]; then echo off on; else echo on off; fi; }
 if part latency; then
     echo "== srun true, plugin off vs --gpualert=log, $N pairs, order alternating"
     latency "srun true (pipe stdout)"
-    latency "srun -o FILE true" -o "$J/lat-%j.out"
+    # A per-task name (%t): slurmstepd opens the file on the node and the
+    # task's stdout is that file.  A plain name is written by srun itself,
+    # and the task's stdout is then a pipe, like the first case.
+    latency "srun -o FILE.%t true (file stdout)" -o "$J/lat-%j.%t.out"
     rm -f "$J"/lat-*.out
 fi
 

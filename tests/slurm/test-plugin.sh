@@ -11,6 +11,9 @@
 #   - byte-identical output (after mapping the labs' node names);
 #   - on, batch (the output is a file): no file of gpualert's anywhere in
 #     the working directory, and the report's record names the .out;
+#   - the same for an srun step whose -o name is per task (%t: slurmstepd
+#     opens the file, so the task's stdout is a file; a plain -o name is
+#     written by srun itself and the task's stdout stays a pipe);
 #   - on, srun (a pipe): a durable log in gpualert-<job>/, header first,
 #     holding the task's bytes;
 #   - on: the spooled report's verdict.
@@ -96,6 +99,7 @@ killhelper	batch	-N1	echo before; for p in $(pgrep -u "$(id -u)" -x slurmstepd);
 execfail	srun	-N1	/nonexistent/train.bin --epochs 3	io_error
 bigsrun	srun	-N1 -n2	bash -c 'seq 1 1000000; echo LAST-LINE-$SLURM_PROCID'	success
 bgchild	srun	-N1	bash -c 'sleep 30 & echo bye'	success
+srunfile	srunfile	-N1 -o srunfile.%t.out	python3 -c 'print("epoch 1", flush=True); raise KeyError("label_smoothing")'	code_error
 twonode	srun	-N2 -n2	bash -c 'if [ $SLURM_PROCID = 1 ]; then echo "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"; exit 1; fi; sleep 4; echo "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7) ran for 600000 milliseconds"; exit 1'	cuda_oom
 EOT
 
@@ -231,11 +235,13 @@ while IFS=$'\t' read -r name kind opts cmd class; do
     elif [ "$kind" = batch ]; then
         oon=$(out_of on $name) ooff=$(out_of off $name)
         check "$name: output byte-identical" cmp -s <(norm $oon) <(norm $ooff)
+    elif [ "$kind" = srunfile ]; then
+        check "$name: the task's file byte-identical" cmp -s <(norm $ON/$name.0.out) <(norm $OFF/$name.0.out)
     else
         check "$name: output byte-identical" cmp -s <(norm $ON/$name.out) <(norm $OFF/$name.out)
     fi
     logs=$(ls $ON/gpualert-$jid/*.$step.*.log 2>/dev/null)
-    if [ "$kind" = batch ]; then
+    if [ "$kind" != srun ]; then
         # the .out is the record: gpualert wrote nothing next to it
         check "$name: no file of gpualert's in the working directory" \
             [ -z "$(ls -d $ON/gpualert-$jid $ON/gpualert-$jid.* 2>/dev/null)" ]
@@ -257,14 +263,15 @@ while IFS=$'\t' read -r name kind opts cmd class; do
     fi
     reps=$(ls $ROOT/on/gaspool/new/$jid.$step.*.json 2>/dev/null)
     if [ -z "$reps" ]; then nok "$name: report spooled"; continue; fi
-    if [ "$kind" = batch ]; then
+    if [ "$kind" != srun ]; then
+        rec=$(out_of on $name); [ "$kind" = srunfile ] && rec=$ON/$name.0.out
         check "$name: the report's record is the .out, its whole byte range" python3 -c '
 import json, os, sys
 r = json.load(open(sys.argv[1])); t = r["tasks"][0]; rec = t.get("record", {})
 st = os.stat(sys.argv[2])
 sys.exit(not (rec.get("kind") == "file" and t["log_path"] == sys.argv[2] and
               rec["ino"] == st.st_ino and rec["start"] == 0 and rec["end"] <= st.st_size))' \
-            $reps "$(out_of on $name)"
+            $reps "$rec"
     fi
     # One report per step and node (each node's slurmstepd writes its
     # own); across nodes the root cause is the failing task that ended
