@@ -43,7 +43,8 @@ int ga_remote_exit(spank_t sp);
  * script, the working directory and array ids when R has none, from one
  * slurm_load_job(JOB_ID); the memory peak from the job's cgroup v1
  * memory.max_usage_in_bytes on R->node.  Only for reports whose mode is
- * email or webhook.  Root context (slurm_spank_exit), before the report is
+ * email or webhook.  Root context (the report process forked by
+ * slurm_spank_exit), before the report is
  * written; failures leave the fields unknown and are logged. */
 void ga_plugin_fill_resources(spank_t sp, uint32_t job_id, struct ga_report *r);
 

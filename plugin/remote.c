@@ -9,7 +9,8 @@
  * (common/task.h); task_exit (root, per task, after waitpid) gets the
  * wait status and the cgroup OOM count, and lets a capture helper drain;
  * exit (root, once, after Slurm has killed what was left of the step)
- * reads every task's record as the job's user and spools the report.
+ * hands the step to a report process of its own, which reads every task's
+ * record as the job's user and spools the report while slurmstepd ends.
  * Nothing here may change the job's exit code, state or output: errors
  * are logged to slurmd.log and the hooks return 0.
  *
@@ -22,14 +23,16 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <pwd.h>
 #include <slurm/slurm.h>
 #include <stdio.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,7 +44,6 @@
 #include "option.h"
 #include "report.h"
 #include "spool.h"
-#include "rules.h"
 #include "task.h"
 #include "util.h"
 
@@ -70,11 +72,6 @@ static struct {
 	size_t n, cap;
 	bool sched_queried;
 	bool array_claimed; /* an srun step said it is an array task */
-	/* The rules, compiled on a thread of slurmstepd's while the tasks
-	 * run, so that the step's end does not wait for it. */
-	pthread_t rules_thread;
-	bool rules_started;
-	struct ga_ruleset *rules;
 	enum ga_sched_state sched;
 } R;
 
@@ -114,58 +111,6 @@ static void user_name(uid_t uid, char *buf, size_t size)
 		snprintf(buf, size, "%s", res->pw_name);
 	else
 		snprintf(buf, size, "%u", (unsigned)uid);
-}
-
-static void *load_rules(void *arg)
-{
-	(void)arg;
-	R.rules = ga_rules_load(ga_plugin_state.cfg.rules_dir, NULL, NULL);
-	return NULL;
-}
-
-static void start_rules(void)
-{
-	pthread_attr_t a;
-
-	if (R.rules_started || pthread_attr_init(&a) != 0)
-		return;
-	/* Signals stay with slurmstepd's own threads. */
-	{
-		sigset_t all, old;
-
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
-		R.rules_started = pthread_create(&R.rules_thread, &a,
-		                                 load_rules, NULL) == 0;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
-	/* SCHED_IDLE: the compile gets a CPU only when slurmstepd, the
-	 * tasks, srun and the daemons leave one idle.  At normal priority
-	 * its ~10 ms of CPU landed on the step's cores right while Slurm
-	 * forked the tasks and, for a short step, reaped them and told
-	 * srun: srun's wall time paid for it.  Set here, not in the
-	 * thread, so that joined_rules() (same thread as this) raising it
-	 * again cannot be undone by a late start. */
-	if (R.rules_started) {
-		struct sched_param none = {.sched_priority = 0};
-
-		(void)pthread_setschedparam(R.rules_thread, SCHED_IDLE, &none);
-	}
-	pthread_attr_destroy(&a);
-}
-
-static const struct ga_ruleset *joined_rules(void)
-{
-	if (R.rules_started) {
-		struct sched_param none = {.sched_priority = 0};
-
-		/* Waited for now: at slurmstepd's own priority (root may
-		 * leave SCHED_IDLE, sched(7)). */
-		(void)pthread_setschedparam(R.rules_thread, SCHED_OTHER, &none);
-		pthread_join(R.rules_thread, NULL);
-		R.rules_started = false;
-	}
-	return R.rules;
 }
 
 static struct task_rec *task_rec(uint32_t id)
@@ -342,9 +287,6 @@ int ga_remote_task_post_fork(spank_t sp)
 	t = task_rec(gtid);
 	if (t)
 		t->start = now_real();
-	/* As root (user_init runs with the user's euid), once the first task
-	 * is on its way: the rules compile while the tasks run. */
-	start_rules();
 	return 0;
 }
 
@@ -510,16 +452,15 @@ static double ms(const struct timespec *a, const struct timespec *b)
 	       (double)(b->tv_nsec - a->tv_nsec) / 1e6;
 }
 
-int ga_remote_exit(spank_t sp)
+/* The step's report: every task's verdict from its record (read as the
+ * job's user), the root cause, kernel evidence, the spool. */
+static void write_report(spank_t sp)
 {
 	struct ga_plugin *p = &ga_plugin_state;
 	struct ga_report r;
 	struct timespec t0, t2, t3;
 	int rc;
 
-	(void)sp;
-	if (!R.active)
-		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (R.array_claimed && !R.sched_queried && p->cfg.query_scheduler)
 		query_scheduler();
@@ -566,8 +507,8 @@ int ga_remote_exit(spank_t sp)
 				ga_report_put(&r.work_dir, tc->work_dir);
 		}
 		/* As the job's user: its bytes are never parsed as root. */
-		ga_task_conclude(&p->cfg, R.coll, joined_rules(), ends, n,
-		                 R.uid, R.gid, geteuid() == 0, &r);
+		ga_task_conclude(&p->cfg, R.coll, NULL, ends, n, R.uid, R.gid,
+		                 geteuid() == 0, &r);
 		free(ends);
 	}
 	ga_report_choose_root(&r);
@@ -605,9 +546,93 @@ int ga_remote_exit(spank_t sp)
 	       rc < 0 ? "NOT spooled" : "spooled", ms(&t0, &t3), ms(&t0, &t2),
 	       ms(&t2, &t3));
 	ga_report_finish(&r);
-out:
-	(void)joined_rules();
-	ga_ruleset_destroy(R.rules);
+}
+
+/* In the report process: hold nothing anybody waits on.  srun, slurmd and
+ * a --pty terminal see the step end when slurmstepd's sockets, pipes and
+ * terminals close, and this process outlives slurmstepd: it keeps only
+ * regular files and folders (slurmd.log, the tasks' records). */
+static void detach_from_step(void)
+{
+	DIR *d;
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	(void)setsid();
+	(void)prctl(PR_SET_NAME, "gpualert-report", 0, 0, 0);
+	if (nul >= 0) {
+		for (int fd = 0; fd <= 2; fd++)
+			dup2(nul, fd);
+		if (nul > 2)
+			close(nul);
+	}
+	d = opendir("/proc/self/fd");
+	if (!d) {
+		/* No /proc: the records go with everything else; the report
+		 * then says what could not be read. */
+		close_range(3, ~0U, 0);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		struct stat st;
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+
+		if (*end || end == e->d_name || fd <= 2 || fd == dirfd(d))
+			continue;
+		if (fstat((int)fd, &st) < 0 ||
+		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			close((int)fd);
+	}
+	closedir(d);
+}
+
+/* Hand the report to a process of its own and return: slurmstepd's own
+ * end (and with it srun's: srun exits once the controller has heard that
+ * the step completed, which slurmstepd says after slurm_spank_exit) does
+ * not wait for the records to be read and the report spooled.  The
+ * process is a grandchild, so slurmstepd has nothing to reap, and by now
+ * slurmstepd has left the step's cgroups, so Slurm's cleanup of the step
+ * does not take it down.  True when it took over. */
+static bool report_elsewhere(void)
+{
+	pid_t mid;
+	int status;
+
+	/* Messages a helper sent after its task_exit wait are in the state
+	 * the report process copies. */
+	(void)ga_collector_pump(R.coll, 0);
+	mid = fork();
+	if (mid < 0)
+		return false;
+	if (mid == 0) {
+		pid_t rep = fork();
+
+		if (rep != 0)
+			_exit(rep < 0 ? 1 : 0);
+		detach_from_step();
+		return true; /* the caller writes the report and exits */
+	}
+	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int ga_remote_exit(spank_t sp)
+{
+	pid_t self = getpid();
+
+	if (R.active) {
+		if (!report_elsewhere()) {
+			ga_log(GA_LOG_INFO,
+			       "gpualert: exit: step %s.%s: cannot fork the "
+			       "report process: reporting in slurmstepd",
+			       R.job, R.step);
+			write_report(sp);
+		} else if (getpid() != self) {
+			write_report(sp);
+			_exit(0);
+		}
+	}
 	ga_collector_destroy(R.coll);
 	R.coll = NULL;
 	ga_alert_finish(&R.alert);

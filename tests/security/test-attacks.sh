@@ -43,10 +43,17 @@ install -d -m 1777 "$SHARED"
 for u in gpa-attacker gpa-victim; do install -d -o $u -g $u -m 0755 "$ROOT/$u"; done
 
 as() { local u=$1; shift; (cd "$ROOT/$u" && runuser -u "$u" -- "$@"); }
-# Until no job is left, COMPLETING ones included: a job completes only
-# after slurmstepd's slurm_spank_exit (a batch job's completion waits for
-# it; an srun job stays COMPLETING through it), so its report is spooled.
-wait_idle() { for i in $(seq 1 600); do [ -z "$(squeue -h -o %i)" ] && return 0; sleep 0.1; done; return 1; }
+# Until no job is left, COMPLETING ones included, and every report is
+# spooled: slurm_spank_exit forks the report process (gpualert-report)
+# before the step can complete, and the report is in the spool when that
+# process is gone.
+wait_idle() {
+    for i in $(seq 1 600); do
+        [ -z "$(squeue -h -o %i)" ] && ! pgrep -x gpualert-report >/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
 reports_of_uid() { grep -l "\"uid\":$(id -u $1)," $SPOOL/new/*.json 2>/dev/null; }
 
 # ---------------------------------------------------------------- identity

@@ -178,7 +178,8 @@ printf 'preempt\tbatch\t-N1\t-\tcancelled\n' >>"$JOBS"
 echo "# including preemption: $(( $(date +%s) - T0 )) s"
 
 # ------------------------------------------------------------------ checks
-# srun returns before slurmstepd's slurm_spank_exit writes the report
+# srun returns before the report process that slurm_spank_exit forks has
+# written the report
 report_of() {   # job name -> report path, waiting up to 10 s
     local r i
     for i in $(seq 1 100); do
@@ -334,7 +335,10 @@ check "srun job killing its helper: the report says the capture helper did not f
     'echo to-the-pty; echo "ModuleNotFoundError: No module named foo" >&2; exit 1' >/dev/null 2>&1)
 check "srun -u: stderr is captured, and classified" grep -q '"class":"import_error"' "$(report_of unbuffered)"
 check "srun --help lists --gpualert" bash -c "SLURM_CONF=$SLURM_CONF srun --help | grep -q -- --gpualert"
-# --gpualert=off: no log, no report
+# --gpualert=off: no log, no report (counted once every report process of
+# the jobs before has finished: they spool after their step has ended)
+settled() { for i in $(seq 1 100); do pgrep -x gpualert-report >/dev/null || return 0; sleep 0.1; done; }
+settled
 before=$(ls $ROOT/on/gaspool/new | wc -l)
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -J offjob --gpualert=off true)
 # the job is in jobcomp only once completed, after slurm_spank_exit
@@ -343,6 +347,7 @@ for i in $(seq 1 100); do
     sleep 0.1
 done
 check "--gpualert=off: the job completed" bash -c "sacct -c -n -o JobName | grep -qw offjob"
+settled
 check "--gpualert=off: no report" [ "$(ls $ROOT/on/gaspool/new | wc -l)" = "$before" ]
 # email mode: owner as recipient, the failing log attached in the spool
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -J mailjob --gpualert=email \
@@ -377,6 +382,6 @@ import json, sys; r = json.load(open(sys.argv[1]))
 sys.exit(not (r["user"] == "labuser" and r["uid"] != 0 and "array_job_id" not in r and
               not any("root" in x for x in r.get("recipients", []))))' "${rep:-/dev/null}"
 grep -h 'gpualert: exit' $ROOT/on/log/slurmd*.log | sed -n 's/.*report spooled in \([0-9.]*\) ms.*/\1/p' |
-    sort -n | awk '{a[NR]=$1} END {if (NR) printf "# slurm_spank_exit report time: median %s ms, max %s ms over %d steps\n", a[int((NR+1)/2)], a[NR], NR}'
+    sort -n | awk '{a[NR]=$1} END {if (NR) printf "# report process time (read-back, verdicts, spool): median %s ms, max %s ms over %d steps\n", a[int((NR+1)/2)], a[NR], NR}'
 echo "1..$n"
 [ $fails = 0 ]
