@@ -21,18 +21,20 @@
  */
 #include "plugin.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
+#include <linux/magic.h>
 #include <pwd.h>
+#include <signal.h>
 #include <slurm/slurm.h>
 #include <stdio.h>
-#include <dirent.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -548,17 +550,79 @@ static void write_report(spank_t sp)
 	ga_report_finish(&r);
 }
 
+/* Move the calling process to the root cgroup of every hierarchy (as
+ * slurmstepd moves itself before removing the step's).  slurmstepd is
+ * still in the job's freezer cgroup, which Slurm empties with SIGKILL when
+ * the job ends and which srun's completion waits on.  Where a move is
+ * refused the process stays, and may lose the race with that cleanup. */
+static void leave_job_cgroups(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[PATH_MAX], fstype[64], path[PATH_MAX + 16];
+		const char *dash = strstr(line, " - ");
+		int fd;
+
+		/* mount point is the 5th field; the type follows " - " */
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(dash + 3, "%63s", fstype) != 1 ||
+		    (strcmp(fstype, "cgroup") != 0 &&
+		     strcmp(fstype, "cgroup2") != 0))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/cgroup.procs", mnt) >=
+		    (int)sizeof(path))
+			continue;
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* "0": the writing process (cgroups(7)) */
+		if (write(fd, "0\n", 2) < 0)
+			ga_log(GA_LOG_DEBUG, "gpualert: report: %s: %s", path,
+			       strerror(errno));
+		close(fd);
+	}
+	fclose(f);
+}
+
+/* What the report process may keep: its records and slurmd.log, regular
+ * files outside the kernel's own file systems.  Everything else (sockets,
+ * pipes, terminals, pidfds, folders, cgroup files, whose flock(2)s fork
+ * shares) goes. */
+static bool keep_in_report(int fd)
+{
+	struct stat st;
+	struct statfs sf;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || fstatfs(fd, &sf) < 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case PROC_SUPER_MAGIC:
+		return false;
+	default:
+		return true;
+	}
+}
+
 /* In the report process: hold nothing anybody waits on.  srun, slurmd and
  * a --pty terminal see the step end when slurmstepd's sockets, pipes and
- * terminals close, and this process outlives slurmstepd: it keeps only
- * regular files and folders (slurmd.log, the tasks' records). */
+ * terminals close, and this process outlives slurmstepd. */
 static void detach_from_step(void)
 {
 	DIR *d;
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-	(void)setsid();
+	/* Named first: from its birth, ps(1) and the tests tell it from
+	 * slurmstepd. */
 	(void)prctl(PR_SET_NAME, "gpualert-report", 0, 0, 0);
+	(void)setsid();
+	leave_job_cgroups();
 	if (nul >= 0) {
 		for (int fd = 0; fd <= 2; fd++)
 			dup2(nul, fd);
@@ -573,14 +637,12 @@ static void detach_from_step(void)
 		return;
 	}
 	for (struct dirent *e; (e = readdir(d));) {
-		struct stat st;
 		char *end;
 		long fd = strtol(e->d_name, &end, 10);
 
 		if (*end || end == e->d_name || fd <= 2 || fd == dirfd(d))
 			continue;
-		if (fstat((int)fd, &st) < 0 ||
-		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+		if (!keep_in_report((int)fd))
 			close((int)fd);
 	}
 	closedir(d);
@@ -590,9 +652,9 @@ static void detach_from_step(void)
  * end (and with it srun's: srun exits once the controller has heard that
  * the step completed, which slurmstepd says after slurm_spank_exit) does
  * not wait for the records to be read and the report spooled.  The
- * process is a grandchild, so slurmstepd has nothing to reap, and by now
- * slurmstepd has left the step's cgroups, so Slurm's cleanup of the step
- * does not take it down.  True when it took over. */
+ * process is a grandchild, so slurmstepd has nothing to reap, and it
+ * leaves the job's cgroups, so Slurm's cleanup of the job neither waits
+ * for it nor takes it down.  True when it took over. */
 static bool report_elsewhere(void)
 {
 	pid_t mid;

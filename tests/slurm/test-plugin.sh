@@ -330,6 +330,46 @@ check "bad --gpualert rejected by sbatch too (rc $rc)" [ $rc != 0 ]
 rep=$(report_of killsrun)
 check "srun job killing its helper: the report says the capture helper did not finish" \
     grep -q 'capture helper did not finish' "${rep:-/dev/null}"
+# The report process outlives the step: caught and stopped while it reads a
+# big record, it must hold no socket, pipe or terminal of the step (srun
+# and slurmd would wait on them), be outside the job's cgroups (Slurm
+# SIGKILLs what is left in them when the job ends), and still spool the
+# report once the job is long gone.
+ours() { ls -l /proc/$1/fd 2>/dev/null | grep -q "$ROOT/on/"; }   # this lab's slurmd.log
+detached() {   # no socket/pipe/terminal left, and at the root of every cgroup hierarchy
+    ! ls -l /proc/$1/fd 2>/dev/null | grep -q -e 'socket:' -e 'pipe:' -e '/dev/pts' &&
+    ! grep -q ':/.' /proc/$1/cgroup
+}
+rp=
+for try in 1 2 3; do
+    (cd $ROOT/on/jobs && runuser -u labuser -- srun -J slowreport$try bash -c 'seq 1 4000000; exit 3' >/dev/null 2>&1) &
+    sp=$!
+    for i in $(seq 1 4000); do
+        for p in $(pgrep -x gpualert-report); do ours $p && { rp=$p; break; }; done
+        [ -n "$rp" ] && break
+        kill -0 $sp 2>/dev/null || [ $i -lt 500 ] || break
+        sleep 0.002
+    done
+    if [ -n "$rp" ]; then
+        kill -STOP $rp
+        for i in $(seq 1 200); do detached $rp && break; kill -CONT $rp; sleep 0.001; kill -STOP $rp; done
+        break
+    fi
+    wait $sp
+done
+check "report process: caught one while it read its record (pid ${rp:-none})" [ -n "$rp" ]
+if [ -n "$rp" ]; then
+    check "report process: no socket, pipe or terminal of the step, and out of the job's cgroups" detached $rp
+    wait $sp
+    rc=$?
+    check "report process: srun returned (rc $rc) while the report process was stopped" [ $rc = 3 ]
+    export SLURM_CONF=$ROOT/on/etc/slurm.conf
+    for i in $(seq 1 100); do [ -z "$(squeue -h -o %i)" ] && break; sleep 0.1; done
+    sleep 1    # slurmd's cleanup of the ended job
+    check "report process: survives the end of its job" kill -0 $rp
+    kill -CONT $rp
+    check "report process: the report is spooled afterwards" grep -q '"class":"' "$(report_of slowreport$try)"
+fi
 # srun -u: a pty on fd 1 (left alone), a pipe on fd 2 (captured)
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -u -J unbuffered bash -c \
     'echo to-the-pty; echo "ModuleNotFoundError: No module named foo" >&2; exit 1' >/dev/null 2>&1)
