@@ -211,12 +211,6 @@ static int compile_patterns(struct ga_rule *r, struct pattern *v, size_t n,
 			        "match limit; make the inner quantifier "
 			        "possessive (a++) or the group atomic (?>...)",
 			        r->id);
-		err = pcre2_jit_compile(v[i].code, PCRE2_JIT_COMPLETE);
-		if (err < 0)
-			ga_log(GA_LOG_DEBUG,
-			       "gpualert: rules: rule '%s': no JIT "
-			       "(%d), interpreting",
-			       r->id, err);
 	}
 	return errors;
 }
@@ -676,15 +670,39 @@ void ga_matcher_destroy(struct ga_matcher *m)
 	free(m);
 }
 
+/* A pattern is JIT-compiled once it has run this often.  The prefilter
+ * sends few lines of a real log to PCRE2, and compiling every pattern
+ * up front cost more CPU (about a third of loading the rules) than a
+ * typical log's matches; a log whose lines keep reaching one pattern
+ * gets it compiled after a handful, and pcre2_match() then uses it. */
+#define JIT_AFTER 32
+
+static void jit_when_busy(struct pattern *p)
+{
+	int err;
+
+	if (p->tries > JIT_AFTER || ++p->tries <= JIT_AFTER)
+		return;
+	err = pcre2_jit_compile(p->code, PCRE2_JIT_COMPLETE);
+	if (err < 0)
+		ga_log(GA_LOG_DEBUG,
+		       "gpualert: rules: pattern at line %u: no JIT (%d), "
+		       "interpreting",
+		       p->line, err);
+}
+
 /* 1 match, 0 none, -1 PCRE2 gave up. */
-static int match_any(const struct pattern *v, size_t n, struct ga_matcher *m,
+static int match_any(struct pattern *v, size_t n, struct ga_matcher *m,
                      const char *s, size_t len)
 {
 	int gave_up = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		int rc = pcre2_match(v[i].code, (PCRE2_SPTR)s, len, 0, 0, m->md,
-		                     m->mctx);
+		int rc;
+
+		jit_when_busy(&v[i]);
+		rc = pcre2_match(v[i].code, (PCRE2_SPTR)s, len, 0, 0, m->md,
+		                 m->mctx);
 
 		if (rc >= 0)
 			return 1;

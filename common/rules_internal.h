@@ -28,6 +28,7 @@ struct pattern {
 	char *src;
 	unsigned line;
 	pcre2_code *code;
+	unsigned tries; /* matches run interpreted, until JIT_AFTER */
 };
 
 struct ga_rule {
