@@ -33,6 +33,11 @@
  * per line; one that neither the noise nor the ordinary lines trigger
  * costs nothing but the vector instructions.
  *
+ * The tables hold bytes as they are: a letter of a literal that ignores
+ * case puts both its cases in, one that keeps its case only itself.  The
+ * capitals of "CUDA" or "NCCL WARN" then stay clear of the small letters
+ * of log noise ("UserWarning", "warnings.warn(").
+ *
  * (Before this: Wu-Manber, then trigram anchors probed at every second
  * position through a hash bitmap.  Short literals such as " nan" cap any
  * skip, and a scalar probe per position or two costs more than the
@@ -46,6 +51,7 @@ _Static_assert(FP == 3, "bucket_cost() estimates three-byte fingerprints");
 #define WINDOWS 4     /* fingerprints tried per literal */
 #define CHUNK 2048    /* text searched between two flushes */
 #define FOLD4 0x20202020u
+#define FOLD3 (FOLD4 >> (8 * (4 - FP)))
 
 struct literal {
 	unsigned char *text; /* folded */
@@ -59,12 +65,17 @@ struct literal {
 /* The literals that share a fingerprint. */
 struct group {
 	uint32_t fp;
+	/* A position holds the group's fingerprint when its bytes, OR fold,
+	 * equal key: fold is FOLD3 and key fp, or, when every literal of the
+	 * group keeps its case and has the same bytes there, 0 and those
+	 * bytes ("cuda" in the text is not "CUDA") */
+	uint32_t key, fold;
 	uint32_t first, end; /* in ids */
 };
 
 struct bank {
 	uint8_t nib[FP][2][16]; /* [byte][low, high nibble][nibble] */
-	uint8_t table[FP][256]; /* [byte][folded byte] */
+	uint8_t table[FP][256]; /* [byte][byte] */
 };
 
 struct ga_prefilter {
@@ -114,7 +125,18 @@ static inline uint32_t loadfp(const unsigned char *p)
 
 	for (int k = 0; k < FP; k++)
 		x |= (uint32_t)p[k] << (8 * k);
-	return x | (FOLD4 >> (8 * (4 - FP)));
+	return x | FOLD3;
+}
+
+/* The fingerprint-sized gram at P as it is, for literals that keep their
+ * case. */
+static inline uint32_t loadraw(const unsigned char *p)
+{
+	uint32_t x = 0;
+
+	for (int k = 0; k < FP; k++)
+		x |= (uint32_t)p[k] << (8 * k);
+	return x;
 }
 
 static inline uint32_t hash(uint32_t gram, unsigned bits)
@@ -122,15 +144,17 @@ static inline uint32_t hash(uint32_t gram, unsigned bits)
 	return (gram * 0x9e3779b1u) >> (32 - bits);
 }
 
-/* Rough byte frequencies in training logs, case folded (per mille), for
- * estimating before any text has been seen. */
+/* Rough byte frequencies in training logs (per mille; capitals an
+ * eighth of their small letter), for estimating before any text has
+ * been seen. */
 static unsigned byte_weight(unsigned char c)
 {
 	static const char common[] = "etaoinsrl";
 	static const char middle[] = "hdcump";
 	static const char fewer[] = "fgwybv";
 
-	c = ga_fold(c);
+	if (c >= 'A' && c <= 'Z')
+		return (byte_weight(ga_fold(c)) + 7) / 8;
 	if (c == ' ')
 		return 150;
 	if (c >= '0' && c <= '9')
@@ -169,120 +193,189 @@ void ga_prefilter_destroy(struct ga_prefilter *pf)
 	free(pf);
 }
 
-/* What a sample says: counts of its folded fingerprint-sized grams by
- * hash, of its folded byte pairs, and of its folded bytes. */
+/* What a sample says: counts of its fingerprint-sized grams by hash,
+ * folded and as they are, of its byte pairs, and of its bytes. */
 struct counts {
-	uint32_t *grams; /* NULL: no sample, estimate from freq */
-	float *pairs;    /* [first][second], or NULL */
+	uint32_t *grams; /* folded; NULL: no sample, estimate from freq */
+	uint32_t *raw;   /* as they are */
+	float *pairs;    /* [first][second] */
 	float *into;     /* the same, [second][first]: rows for bucket_cost */
 	double freq[256];
 	double len;
+	unsigned char pad; /* a byte of no count */
+	uint16_t seen[16]; /* [high nibble]: low nibbles of bytes counted */
+	double inv[256];   /* 1 / (freq * len), 0 for bytes not seen */
 };
 
-/* The bytes (folded: bit 5 set) whose low nibble is in LO and high nibble
- * in HI, into OUT; returns how many. */
-static size_t accepted(unsigned lo, unsigned hi, unsigned char *out)
+/* The bytes whose low nibble is in LO and high nibble in HI, that are
+ * not already accepted by OLO/OHI and that the counts have seen, into
+ * OUT; returns how many. */
+static size_t added(const struct counts *cnt, unsigned lo, unsigned hi,
+                    unsigned olo, unsigned ohi, unsigned char *out)
 {
 	size_t n = 0;
 
-	for (unsigned h = hi; h; h &= h - 1)
-		for (unsigned l = lo; l; l &= l - 1) {
-			unsigned x = (unsigned)__builtin_ctz(h) << 4 |
-			             (unsigned)__builtin_ctz(l);
+	for (unsigned h = hi; h; h &= h - 1) {
+		unsigned nh = (unsigned)__builtin_ctz(h);
+		unsigned l = lo & cnt->seen[nh];
 
-			/* no branch: half of them are kept, at random */
-			out[n] = (unsigned char)x;
-			n += x >> 5 & 1;
-		}
+		if (ohi >> nh & 1)
+			l &= ~olo;
+		for (; l; l &= l - 1)
+			out[n++] = (unsigned char)(nh << 4 |
+			                           (unsigned)__builtin_ctz(l));
+	}
 	return n;
 }
 
-/* How many positions of the text a bucket with nibble masks LO/HI
- * accepts.  The masks accept every combination of the nibbles they hold,
- * not only the fingerprints put in, and text is far from random ("epo"
- * and "och" follow each other), so: a Markov estimate from the sample's
- * byte pairs, sum over x1 of n(x0 x1) * n(x1 x2) / n(x1); without a
- * sample, bytes taken as independent with typical frequencies. */
-static double bucket_cost(const struct counts *cnt, const uint16_t lo[FP],
+/* Buckets being filled: their nibble masks, what they let through, and
+ * for each middle byte x1 the sums over the bucket's first and last
+ * bytes that bucket_cost() needs (so that trying a window costs only
+ * the bytes it adds). */
+struct filling {
+	uint16_t lo[BANKS * BUCKETS][FP], hi[BANKS * BUCKETS][FP];
+	double cost[BANKS * BUCKETS];
+	double left[BANKS * BUCKETS][256], right[BANKS * BUCKETS][256];
+	uint32_t *where; /* literal -> bucket, or NONE */
+};
+
+/* How many positions of the text bucket B would accept with nibble masks
+ * LO/HI, a superset of its own.  The masks accept every combination of
+ * the nibbles they hold, not only the fingerprints put in, and text is
+ * far from random ("epo" and "och" follow each other), so: a Markov
+ * estimate from the sample's byte pairs, sum over x1 of
+ * n(x0 x1) * n(x1 x2) / n(x1); without a sample, bytes taken as
+ * independent with typical frequencies.  The sums over x0 and x2 of the
+ * bucket as it is are kept in F: only the bytes the masks add are
+ * summed here. */
+static double bucket_cost(const struct counts *cnt, const struct filling *f,
+                          size_t b, const uint16_t lo[FP],
                           const uint16_t hi[FP])
 {
-	/* padded with byte 0 to a multiple of 8: no count has it (counted
-	 * bytes are folded, bit 5 set), and whole rounds of 8 spare the
-	 * branch predictor an exit at every length */
-	unsigned char a[FP][128 + 8];
+	/* padded to a multiple of 8 with a byte no count has (pad), and
+	 * whole rounds of 8 spare the branch predictor an exit at every
+	 * length */
+	unsigned char a[FP][256 + 8];
 	size_t n[FP];
 	double total = 0;
 
 	for (int j = 0; j < FP; j++) {
-		n[j] = accepted(lo[j], hi[j], a[j]);
-		if (!n[j])
+		/* the first and last bytes: only what the bucket lacks */
+		unsigned olo = j == 1 ? 0 : f->lo[b][j],
+		         ohi = j == 1 ? 0 : f->hi[b][j];
+
+		n[j] = added(cnt, lo[j], hi[j], olo, ohi, a[j]);
+		if (!n[j] && j == 1)
 			return 0;
-		memset(a[j] + n[j], 0, 8);
+		memset(a[j] + n[j], cnt->pad, 8);
 		n[j] = (n[j] + 7) & ~(size_t)7;
 	}
 	for (size_t m = 0; m < n[1]; m++) {
 		unsigned x1 = a[1][m];
-		double left = 0, right = 0, mid = cnt->freq[x1] * cnt->len;
+		double left = f->left[b][x1], right = f->right[b][x1];
+		const float *to = cnt->into + (x1 << 8),
+		            *from = cnt->pairs + (x1 << 8);
 
-		if (mid <= 0)
-			continue;
-		if (cnt->pairs) {
-			const float *to = cnt->into + (x1 << 8),
-			            *from = cnt->pairs + (x1 << 8);
-
-			for (size_t i = 0; i < n[0]; i += 8)
+		for (size_t i = 0; i < n[0]; i += 8)
 #pragma GCC unroll 8
-				for (size_t k = 0; k < 8; k++)
-					left += to[a[0][i + k]];
-			for (size_t i = 0; i < n[2]; i += 8)
+			for (size_t k = 0; k < 8; k++)
+				left += to[a[0][i + k]];
+		for (size_t i = 0; i < n[2]; i += 8)
 #pragma GCC unroll 8
-				for (size_t k = 0; k < 8; k++)
-					right += from[a[2][i + k]];
-		} else {
-			for (size_t i = 0; i < n[0]; i += 8)
-#pragma GCC unroll 8
-				for (size_t k = 0; k < 8; k++)
-					left += cnt->freq[a[0][i + k]];
-			for (size_t i = 0; i < n[2]; i += 8)
-#pragma GCC unroll 8
-				for (size_t k = 0; k < 8; k++)
-					right += cnt->freq[a[2][i + k]];
-			left *= mid;
-			right *= mid;
-		}
-		total += left * right / mid;
+			for (size_t k = 0; k < 8; k++)
+				right += from[a[2][i + k]];
+		total += left * right * cnt->inv[x1];
 	}
 	return total;
 }
 
-/* How often the fingerprint at T occurs by itself: the sample's count,
- * then (a fraction below one, for ties) the typical byte frequencies. */
-static double window_weight(const struct counts *cnt, const unsigned char *t)
+/* Bucket B's masks have changed: its sums and cost again. */
+static void bucket_sums(const struct counts *cnt, struct filling *f, size_t b)
+{
+	unsigned char a0[256], a2[256];
+	size_t n0 = added(cnt, f->lo[b][0], f->hi[b][0], 0, 0, a0);
+	size_t n2 = added(cnt, f->lo[b][2], f->hi[b][2], 0, 0, a2);
+
+	for (unsigned x1 = 0; x1 < 256; x1++) {
+		const float *to = cnt->into + (x1 << 8),
+		            *from = cnt->pairs + (x1 << 8);
+		double left = 0, right = 0;
+
+		if (cnt->freq[x1] <= 0) {
+			f->left[b][x1] = f->right[b][x1] = 0;
+			continue;
+		}
+		for (size_t i = 0; i < n0; i++)
+			left += to[a0[i]];
+		for (size_t i = 0; i < n2; i++)
+			right += from[a2[i]];
+		f->left[b][x1] = left;
+		f->right[b][x1] = right;
+	}
+	f->cost[b] = bucket_cost(cnt, f, b, f->lo[b], f->hi[b]);
+}
+
+/* The bytes that byte K of literal L matches, into OUT; returns how
+ * many: a letter of a literal without GA_PREFILTER_CASE matches both its
+ * cases, anything else only itself. */
+static size_t spellings(const struct literal *l, size_t k, unsigned char *out)
+{
+	unsigned char c = l->raw[k];
+
+	if (l->flags & GA_PREFILTER_CASE)
+		out[0] = c;
+	else
+		out[0] = l->text[k];
+	if ((l->flags & GA_PREFILTER_CASE) || out[0] < 'a' || out[0] > 'z')
+		return 1;
+	out[1] = (unsigned char)(out[0] - 32);
+	return 2;
+}
+
+/* How often the window at K of literal L occurs in the sample. */
+static double own_count(const struct counts *cnt, const struct literal *l,
+                        size_t k)
+{
+	if (!cnt->grams)
+		return 0;
+	if (l->flags & GA_PREFILTER_CASE)
+		return cnt->raw[hash(loadraw(l->raw + k), COUNT_BITS)];
+	return cnt->grams[hash(loadfp(l->text + k), COUNT_BITS)];
+}
+
+/* How often the window at K of literal L occurs by itself: the sample's
+ * count, then (a fraction below one, for ties) the byte frequencies. */
+static double window_weight(const struct counts *cnt, const struct literal *l,
+                            size_t k)
 {
 	double w = 1;
 
-	for (int j = 0; j < FP; j++)
-		w *= cnt->freq[t[j] | 0x20];
-	return (cnt->grams ? cnt->grams[hash(loadfp(t), COUNT_BITS)] : 0) +
-	       (w < 1 ? w : 0.999);
-}
+	for (int j = 0; j < FP; j++) {
+		unsigned char b[2];
+		size_t n = spellings(l, k + (size_t)j, b);
+		double f = 0;
 
-/* Buckets being filled: their nibble masks and what they let through. */
-struct filling {
-	uint16_t lo[BANKS * BUCKETS][FP], hi[BANKS * BUCKETS][FP];
-	double cost[BANKS * BUCKETS];
-	uint32_t *where; /* literal -> bucket, or NONE */
-};
+		for (size_t m = 0; m < n; m++)
+			f += cnt->freq[b[m]];
+		w *= f;
+	}
+	return own_count(cnt, l, k) + (w < 1 ? w : 0.999);
+}
 
 #define NONE UINT32_MAX
 
-static void add_masks(uint16_t *lo, uint16_t *hi, const unsigned char *fp)
+/* Add the window at K of literal L to nibble masks LO/HI. */
+static void add_masks(uint16_t *lo, uint16_t *hi, const struct literal *l,
+                      size_t k)
 {
 	for (int j = 0; j < FP; j++) {
-		unsigned x = fp[j] | 0x20u;
+		unsigned char b[2];
+		size_t n = spellings(l, k + (size_t)j, b);
 
-		lo[j] = (uint16_t)(lo[j] | 1u << (x & 15));
-		hi[j] = (uint16_t)(hi[j] | 1u << (x >> 4));
+		for (size_t m = 0; m < n; m++) {
+			lo[j] = (uint16_t)(lo[j] | 1u << (b[m] & 15));
+			hi[j] = (uint16_t)(hi[j] | 1u << (b[m] >> 4));
+		}
 	}
 }
 
@@ -293,17 +386,16 @@ static void place(struct ga_prefilter *pf, const struct counts *cnt,
 {
 	struct literal *l = &pf->lits[i];
 	size_t cand[WINDOWS], n_cand = 0, b_best = 0;
-	double c_best = HUGE_VAL, p_best = 0;
+	double c_best = HUGE_VAL;
 
 	/* The WINDOWS windows that occur least by themselves (then with the
 	 * rarest bytes) are the candidates: trying every window of a long
 	 * literal in every bucket costs more than it finds. */
 	for (size_t k = 0; k + FP <= l->len; k++) {
-		double w = window_weight(cnt, l->text + k);
+		double w = window_weight(cnt, l, k);
 		size_t at = n_cand < WINDOWS ? n_cand++ : WINDOWS;
 
-		while (at > 0 &&
-		       window_weight(cnt, l->text + cand[at - 1]) > w) {
+		while (at > 0 && window_weight(cnt, l, cand[at - 1]) > w) {
 			if (at < WINDOWS)
 				cand[at] = cand[at - 1];
 			at--;
@@ -313,33 +405,34 @@ static void place(struct ga_prefilter *pf, const struct counts *cnt,
 	}
 	for (size_t ci = 0; ci < n_cand; ci++) {
 		size_t k = cand[ci];
-		double own = cnt->grams ? cnt->grams[hash(loadfp(l->text + k),
-		                                          COUNT_BITS)]
-		                        : 0;
+		double own = own_count(cnt, l, k);
 
+		/* A bucket adds nothing or more; candidates come by own
+		 * count: none from here on can do better. */
+		if (own >= c_best)
+			break;
 		for (size_t b = 0; b < BANKS * BUCKETS; b++) {
 			uint16_t tl[FP], th[FP];
 			double p, c;
 
 			memcpy(tl, f->lo[b], sizeof(tl));
 			memcpy(th, f->hi[b], sizeof(th));
-			add_masks(tl, th, l->text + k);
+			add_masks(tl, th, l, k);
 			/* a window whose nibbles the bucket has adds nothing */
 			p = memcmp(tl, f->lo[b], sizeof(tl)) ||
 			                    memcmp(th, f->hi[b], sizeof(th))
-			            ? bucket_cost(cnt, tl, th)
+			            ? bucket_cost(cnt, f, b, tl, th)
 			            : f->cost[b];
 			c = p - f->cost[b] + own;
 			if (c < c_best) {
 				c_best = c;
-				p_best = p;
 				b_best = b;
 				l->anchor = k;
 			}
 		}
 	}
-	f->cost[b_best] = p_best;
-	add_masks(f->lo[b_best], f->hi[b_best], l->text + l->anchor);
+	add_masks(f->lo[b_best], f->hi[b_best], l, l->anchor);
+	bucket_sums(cnt, f, b_best);
 	f->where[i] = (uint32_t)b_best;
 }
 
@@ -354,9 +447,9 @@ static void unplace(struct ga_prefilter *pf, const struct counts *cnt,
 	memset(f->hi[b], 0, sizeof(f->hi[b]));
 	for (size_t o = 0; o < pf->n_lits; o++)
 		if (f->where[o] == b)
-			add_masks(f->lo[b], f->hi[b],
-			          pf->lits[o].text + pf->lits[o].anchor);
-	f->cost[b] = bucket_cost(cnt, f->lo[b], f->hi[b]);
+			add_masks(f->lo[b], f->hi[b], &pf->lits[o],
+			          pf->lits[o].anchor);
+	bucket_sums(cnt, f, b);
 }
 
 /* Literals in the order of their fingerprints, twins next to each
@@ -431,16 +524,27 @@ static int build_groups(struct ga_prefilter *pf)
 	}
 	qsort(e, pf->n_lits, sizeof(*e), cmp_entry);
 	/* loadfp() leaves the top byte 0: no text has this one */
-	pf->groups[0].fp = UINT32_MAX;
+	pf->groups[0].fp = pf->groups[0].key = UINT32_MAX;
+	pf->groups[0].fold = 0;
 	pf->groups[0].first = pf->groups[0].end = 0;
 	pf->n_groups = 0;
 	for (size_t k = 0; k < pf->n_lits; k++) {
+		const struct literal *l = &pf->lits[e[k].id];
+		uint32_t raw = loadraw(l->raw + l->anchor);
+		struct group *g = &pf->groups[pf->n_groups];
+
 		if (k == 0 || e[k].fp != e[k - 1].fp) {
-			pf->n_groups++;
-			pf->groups[pf->n_groups].fp = e[k].fp;
-			pf->groups[pf->n_groups].first = (uint32_t)k;
+			g = &pf->groups[++pf->n_groups];
+			g->fp = e[k].fp;
+			g->first = (uint32_t)k;
+			g->key = raw;
+			g->fold = 0;
 		}
-		pf->groups[pf->n_groups].end = (uint32_t)k + 1;
+		if (!(l->flags & GA_PREFILTER_CASE) || raw != g->key) {
+			g->key = g->fp;
+			g->fold = FOLD3;
+		}
+		g->end = (uint32_t)k + 1;
 		pf->ids[k] = e[k].id;
 	}
 	free(e);
@@ -497,24 +601,18 @@ static int build(struct ga_prefilter *pf, const struct counts *cnt)
 		uint8_t bit = (uint8_t)(1u << (f->where[i] % BUCKETS));
 
 		for (int j = 0; j < FP; j++) {
-			unsigned x = l->text[l->anchor + (size_t)j] | 0x20u;
+			unsigned char x[2];
+			size_t n = spellings(l, l->anchor + (size_t)j, x);
 
-			bk->nib[j][0][x & 15] |= bit;
-			bk->nib[j][1][x >> 4] |= bit;
-			bk->table[j][x] |= bit;
+			for (size_t m = 0; m < n; m++) {
+				bk->nib[j][0][x[m] & 15] |= bit;
+				bk->nib[j][1][x[m] >> 4] |= bit;
+				bk->table[j][x[m]] |= bit;
+			}
 		}
 		if (l->anchor > pf->back)
 			pf->back = l->anchor;
 	}
-	/* Folding sets bit 5 of a byte, bit 1 of its high nibble: a high
-	 * nibble without it accepts what it would accept folded, and the
-	 * vector search need not fold the text. */
-	for (size_t b = 0; b < BANKS; b++)
-		for (int j = 0; j < FP; j++)
-			for (unsigned h = 0; h < 16; h++)
-				if (h & 2)
-					pf->banks[b].nib[j][1][h & ~2u] =
-					        pf->banks[b].nib[j][1][h];
 	rc = build_groups(pf);
 out:
 	if (f)
@@ -582,24 +680,52 @@ static struct ga_prefilter *alloc(size_t n)
 	return pf;
 }
 
-/* Typical byte frequencies, for a prefilter without a sample. */
-static void static_counts(struct counts *cnt)
+/* Note which bytes CNT has seen. */
+static void see(struct counts *cnt)
+{
+	memset(cnt->seen, 0, sizeof(cnt->seen));
+	for (unsigned x = 0; x < 256; x++)
+		cnt->inv[x] = cnt->freq[x] > 0 ? 1 / (cnt->freq[x] * cnt->len)
+		                               : 0;
+	for (unsigned x = 0; x < 256; x++)
+		if (cnt->freq[x] > 0)
+			cnt->seen[x >> 4] = (uint16_t)(cnt->seen[x >> 4] |
+			                               1u << (x & 15));
+}
+
+/* Typical byte frequencies, for a prefilter without a sample.  Control
+ * bytes and bytes above ASCII are taken as absent: a log is text, and
+ * fewer bytes to weigh make the estimate quicker. */
+static int static_counts(struct counts *cnt)
 {
 	double sum = 0;
 
 	memset(cnt, 0, sizeof(*cnt));
+	cnt->pairs = malloc((1u << 16) * sizeof(*cnt->pairs));
+	cnt->into = malloc((1u << 16) * sizeof(*cnt->into));
+	if (!cnt->pairs || !cnt->into)
+		return -1;
 	for (unsigned x = 0; x < 256; x++)
-		sum += byte_weight((unsigned char)x);
+		if ((x >= 0x20 && x < 0x7f) || x == '\t')
+			sum += byte_weight((unsigned char)x);
 	for (unsigned x = 0; x < 256; x++)
-		cnt->freq[x | 0x20] += byte_weight((unsigned char)x) / sum;
+		if ((x >= 0x20 && x < 0x7f) || x == '\t')
+			cnt->freq[x] = byte_weight((unsigned char)x) / sum;
 	cnt->len = 1;
+	cnt->pad = 0;
+	see(cnt);
+	/* independent bytes: a pair as often as the product says */
+	for (unsigned x = 0; x < 1u << 16; x++)
+		cnt->pairs[x] = cnt->into[x] = (float)(cnt->freq[x >> 8] *
+		                                       cnt->freq[x & 255]);
+	return 0;
 }
 
 struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
                                                const size_t *lens,
                                                const unsigned *flags, size_t n)
 {
-	struct counts none;
+	struct counts none = {.pairs = NULL, .into = NULL};
 	struct ga_prefilter *pf;
 
 	if (n == 0 || n > UINT32_MAX / 2) {
@@ -632,11 +758,15 @@ struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
 		pf->lits[i].len = lens[i];
 		pf->lits[i].flags = flags ? flags[i] : 0;
 	}
-	static_counts(&none);
-	if (find_twins(pf) < 0 || build(pf, &none) < 0)
+	if (static_counts(&none) < 0 || find_twins(pf) < 0 ||
+	    build(pf, &none) < 0)
 		goto nomem;
+	free(none.pairs);
+	free(none.into);
 	return pf;
 nomem:
+	free(none.pairs);
+	free(none.into);
 	ga_prefilter_destroy(pf);
 	errno = ENOMEM;
 	return NULL;
@@ -658,9 +788,10 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 
 	memset(&cnt, 0, sizeof(cnt));
 	cnt.grams = calloc(1u << COUNT_BITS, sizeof(*cnt.grams));
+	cnt.raw = calloc(1u << COUNT_BITS, sizeof(*cnt.raw));
 	cnt.pairs = calloc(1u << 16, sizeof(*cnt.pairs));
 	cnt.into = malloc((1u << 16) * sizeof(*cnt.into));
-	if (!t || !cnt.grams || !cnt.pairs || !cnt.into)
+	if (!t || !cnt.grams || !cnt.raw || !cnt.pairs || !cnt.into)
 		goto nomem;
 	t->n_lits = pf->n_lits;
 	for (size_t i = 0; i < pf->n_lits; i++) {
@@ -676,27 +807,40 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 	}
 	for (size_t i = 0; i + FP <= len; i++) {
 		uint32_t *c = &cnt.grams[hash(loadfp(s + i), COUNT_BITS)];
+		uint32_t *r = &cnt.raw[hash(loadraw(s + i), COUNT_BITS)];
 
 		if (*c < UINT32_MAX)
 			(*c)++;
+		if (*r < UINT32_MAX)
+			(*r)++;
 	}
 	for (size_t i = 0; i < len; i++)
-		hist[s[i] | 0x20]++;
+		hist[s[i]]++;
+	/* The rarest byte pads lists in bucket_cost(); it is taken as
+	 * absent (none at all, in any sample but random bytes). */
+	for (unsigned x = 1; x < 256; x++)
+		if (hist[x] < hist[cnt.pad])
+			cnt.pad = (unsigned char)x;
+	hist[cnt.pad] = 0;
 	for (size_t i = 0; i + 1 < len; i++)
-		cnt.pairs[(unsigned)(s[i] | 0x20) << 8 | (s[i + 1] | 0x20)]++;
+		if (s[i] != cnt.pad && s[i + 1] != cnt.pad)
+			cnt.pairs[(unsigned)s[i] << 8 | s[i + 1]]++;
 	for (unsigned x = 0; x < 1u << 16; x++)
 		cnt.into[x] = cnt.pairs[(x & 255) << 8 | x >> 8];
 	for (unsigned x = 0; x < 256; x++)
 		cnt.freq[x] = len ? (double)hist[x] / (double)len : 0;
 	cnt.len = (double)len;
+	see(&cnt);
 	if (build(t, &cnt) < 0)
 		goto nomem;
 	free(cnt.grams);
+	free(cnt.raw);
 	free(cnt.pairs);
 	free(cnt.into);
 	return t;
 nomem:
 	free(cnt.grams);
+	free(cnt.raw);
 	free(cnt.pairs);
 	free(cnt.into);
 	ga_prefilter_destroy(t);
@@ -844,10 +988,8 @@ static void verify(struct scan *sc, size_t p, uint32_t g)
 }
 
 #ifdef HAVE_AVX2_PATH
-/* Positions P.. before TO, 32 at a time while 32 + FP - 1 bytes can be
- * read; returns where it stopped. */
-/* Which of the 32 positions at T a bucket accepts: a bit each.  Not
- * folded: the high nibble tables fold. */
+/* Which of the 32 positions at T a bucket accepts: a bit each.  The
+ * tables hold both cases where a literal ignores case: no folding. */
 __attribute__((target("avx2"), always_inline)) static inline uint32_t accepts32(
         const unsigned char *t, const __m256i m[BANKS][FP][2])
 {
@@ -922,12 +1064,15 @@ __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
 			 * processor overlaps them. */
 			do {
 				unsigned j = (unsigned)__builtin_ctzll(mask);
-				uint32_t fp = loadfp(s + p + j);
-				uint32_t g = slot[(fp * mult) >> shift];
+				uint32_t raw = loadraw(s + p + j);
+				uint32_t g =
+				        slot[((raw | FOLD3) * mult) >> shift];
 
 				mask &= mask - 1;
 				grp[j] = g;
-				hits |= (uint64_t)(groups[g].fp == fp) << j;
+				hits |= (uint64_t)((raw | groups[g].fold) ==
+				                   groups[g].key)
+				        << j;
 			} while (mask);
 			while (hits && !sc->stop) {
 				unsigned j = (unsigned)__builtin_ctzll(hits);
@@ -958,17 +1103,17 @@ static void scan_range(struct scan *sc, size_t p, size_t to)
 
 		for (size_t b = 0; b < BANKS; b++) {
 			const struct bank *bk = &pf->banks[b];
-			unsigned r = bk->table[0][s[p] | 0x20];
+			unsigned r = bk->table[0][s[p]];
 
 			for (int j = 1; j < FP; j++)
-				r &= bk->table[j][s[p + (size_t)j] | 0x20];
+				r &= bk->table[j][s[p + (size_t)j]];
 			any |= r;
 		}
 		if (!any)
 			continue;
-		fp = loadfp(s + p);
-		g = pf->slot[slot_of(pf, fp)];
-		if (pf->groups[g].fp == fp)
+		fp = loadraw(s + p);
+		g = pf->slot[slot_of(pf, fp | FOLD3)];
+		if ((fp | pf->groups[g].fold) == pf->groups[g].key)
 			verify(sc, p, g);
 	}
 }
