@@ -1020,20 +1020,51 @@ __attribute__((target("avx2"), always_inline)) static inline uint32_t accepts32(
 	        _mm256_cmpeq_epi8(any, _mm256_setzero_si256()));
 }
 
-/* Positions P.. before TO, 64 at a time (one branch for both halves)
- * while 64 + FP - 1 bytes can be read, then 32; returns where it
- * stopped. */
+/* Append P + the offset of each bit of MASK to OUT; returns how many.
+ * The first four without a branch: most blocks of 64 positions that the
+ * buckets accept hold one to three, and whether a block holds any is no
+ * pattern a branch predictor learns. */
+static inline size_t positions(uint16_t *out, uint64_t mask, size_t p)
+{
+	size_t n = (size_t)__builtin_popcountll(mask);
+
+	/* the top bit keeps ctz defined; what lands past n is dropped */
+#pragma GCC unroll 4
+	for (int k = 0; k < 4; k++) {
+		out[k] = (uint16_t)(p + (unsigned)__builtin_ctzll(
+		                                mask | UINT64_C(1) << 63));
+		mask &= mask - 1;
+	}
+	for (size_t k = 4; k < n; k++) {
+		out[k] = (uint16_t)(p + (unsigned)__builtin_ctzll(mask));
+		mask &= mask - 1;
+	}
+	return n;
+}
+
+/* Positions P.. before TO (at most CHUNK), 64 at a time while 64 + FP
+ * bytes can be read, then 32; returns where it stopped.  Three passes:
+ * the buckets' test lists the positions they accept, the table of
+ * fingerprints keeps those that hold one, and their literals are
+ * compared.  Each pass is a loop without a branch on the text, where
+ * one pass interleaving them mispredicted a branch or two per block of
+ * 64. */
 __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
                                                         size_t p, size_t to)
 {
 	const struct ga_prefilter *pf = sc->pf;
-	/* in registers: the compiler cannot tell that verify() leaves them */
-	const unsigned char *s = sc->s;
+	const unsigned char *s = sc->s + p;
 	const uint32_t *slot = pf->slot, mult = pf->mult,
 	               shift = 32 - pf->slot_bits;
 	const struct group *groups = pf->groups;
+	/* offsets from p: CHUNK fits 16 bits; 4 written past the last */
+	uint16_t at[CHUNK + 4], hit_at[CHUNK + 4];
+	uint32_t hit_grp[CHUNK + 4];
+	/* + FP: the fingerprint is read as a word of 4 bytes */
+	size_t n = 0, n_hits = 0, q = 0, end = to - p, avail = sc->len - p;
 	__m256i m[BANKS][FP][2];
 
+	_Static_assert(CHUNK + 64 <= 65536, "offsets in 16 bits");
 	for (int b = 0; b < BANKS; b++)
 		for (int j = 0; j < FP; j++)
 			for (int h = 0; h < 2; h++)
@@ -1041,49 +1072,38 @@ __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
 				        _mm_loadu_si128(
 				                (const __m128i *)pf->banks[b]
 				                        .nib[j][h]));
-	while (p < to && p + 32 + FP - 1 <= sc->len && !sc->stop) {
-		uint64_t mask = accepts32(sc->s + p, m);
-		size_t step = 32;
+	for (; q < end && q + 64 + FP <= avail; q += 64) {
+		uint64_t mask = accepts32(s + q, m) |
+		                (uint64_t)accepts32(s + q + 32, m) << 32;
 
-		if (p + 64 + FP - 1 <= sc->len) {
-			mask |= (uint64_t)accepts32(sc->s + p + 32, m) << 32;
-			step = 64;
-		}
-		if (to - p < 64)
-			mask &= (UINT64_C(1) << (to - p)) - 1;
-		/* A literal's fingerprint is in its bucket: the table of
-		 * fingerprints says which accepted positions hold one, one
-		 * look each and no branch on the answer (a third of them
-		 * hold one here, in no order a branch predictor learns). */
-		if (mask) {
-			uint32_t grp[64];
-			uint64_t hits = 0;
-
-			/* Each look is independent of the one before (a hit
-			 * is a bit, not the next slot of a list): the
-			 * processor overlaps them. */
-			do {
-				unsigned j = (unsigned)__builtin_ctzll(mask);
-				uint32_t raw = loadraw(s + p + j);
-				uint32_t g =
-				        slot[((raw | FOLD3) * mult) >> shift];
-
-				mask &= mask - 1;
-				grp[j] = g;
-				hits |= (uint64_t)((raw | groups[g].fold) ==
-				                   groups[g].key)
-				        << j;
-			} while (mask);
-			while (hits && !sc->stop) {
-				unsigned j = (unsigned)__builtin_ctzll(hits);
-
-				hits &= hits - 1;
-				verify(sc, p + j, grp[j]);
-			}
-		}
-		p += step;
+		if (end - q < 64)
+			mask &= (UINT64_C(1) << (end - q)) - 1;
+		n += positions(at + n, mask, q);
 	}
-	return p < to ? p : to;
+	if (q < end && q + 32 + FP <= avail) {
+		uint64_t mask = accepts32(s + q, m);
+
+		if (end - q < 32)
+			mask &= (UINT64_C(1) << (end - q)) - 1;
+		n += positions(at + n, mask, q);
+		q += 32;
+	}
+	/* A literal's fingerprint is in its bucket: the table of
+	 * fingerprints says which accepted positions hold one, one look
+	 * each and no branch on the answer. */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t raw, g;
+
+		memcpy(&raw, s + at[i], sizeof(raw));
+		raw &= 0xffffffu >> (8 * (3 - FP));
+		g = slot[((raw | FOLD3) * mult) >> shift];
+		hit_at[n_hits] = at[i];
+		hit_grp[n_hits] = g;
+		n_hits += (raw | groups[g].fold) == groups[g].key;
+	}
+	for (size_t i = 0; i < n_hits && !sc->stop; i++)
+		verify(sc, p + hit_at[i], hit_grp[i]);
+	return q < end ? p + q : to;
 }
 #endif
 
