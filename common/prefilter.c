@@ -65,11 +65,13 @@ struct literal {
 /* The literals that share a fingerprint. */
 struct group {
 	uint32_t fp;
-	/* A position holds the group's fingerprint when its bytes, OR fold,
-	 * equal key: fold is FOLD3 and key fp, or, when every literal of the
-	 * group keeps its case and has the same bytes there, 0 and those
-	 * bytes ("cuda" in the text is not "CUDA") */
-	uint32_t key, fold;
+	/* What the 4 bytes at a position, read as a word, must hold for a
+	 * literal of the group to start there: (word | fold) & mask == key,
+	 * and, with after set, the fourth byte is no word character.  What
+	 * all of the group's literals agree on (see probe_of()); else the
+	 * fingerprint as it is when all keep their case and spell it
+	 * alike, else the folded fingerprint. */
+	uint32_t key, fold, mask, after;
 	uint32_t first, end; /* in ids */
 };
 
@@ -96,6 +98,7 @@ struct ga_prefilter {
 	uint32_t *slot;
 	unsigned slot_bits;
 	uint32_t mult;
+	uint8_t word[256]; /* is_word() of each byte */
 };
 
 static int portable_only;
@@ -137,6 +140,14 @@ static inline uint32_t loadraw(const unsigned char *p)
 	for (int k = 0; k < FP; k++)
 		x |= (uint32_t)p[k] << (8 * k);
 	return x;
+}
+
+/* PCRE2's \w in byte mode without UCP. */
+static inline int is_word(unsigned char c)
+{
+	unsigned char f = (unsigned char)(c | 0x20);
+
+	return (f >= 'a' && f <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 static inline uint32_t hash(uint32_t gram, unsigned bits)
@@ -509,6 +520,32 @@ static int build_slots(struct ga_prefilter *pf)
 	}
 }
 
+/* What a position must hold for literal L to start L->anchor bytes
+ * before it, as struct group has it: the fingerprint, as it is when L
+ * keeps its case, and the byte after it, or, where the fingerprint ends
+ * L and L ends a word, no word character there.  "inf" is in the
+ * "INFO" of every NCCL line; " inf\b" is not. */
+static void probe_of(const struct literal *l, struct group *g)
+{
+	bool cased = l->flags & GA_PREFILTER_CASE;
+	size_t a = l->anchor;
+
+	g->fold = cased ? 0 : FOLD3;
+	g->key = cased ? loadraw(l->raw + a) : loadfp(l->text + a);
+	g->mask = 0xffffffu >> (8 * (3 - FP));
+	g->after = 0;
+	if (FP == 3 && a + FP < l->len) {
+		uint32_t f = cased ? 0 : 0x20;
+		unsigned char c = cased ? l->raw[a + FP] : l->text[a + FP];
+
+		g->fold |= f << 24;
+		g->key |= (uint32_t)(c | f) << 24;
+		g->mask = UINT32_MAX;
+	} else if (FP == 3 && (l->flags & GA_PREFILTER_WORD_END)) {
+		g->after = 1;
+	}
+}
+
 /* Group the literals by fingerprint (groups 1..n_groups) and fill the
  * table that finds a group from a text position. */
 static int build_groups(struct ga_prefilter *pf)
@@ -523,26 +560,36 @@ static int build_groups(struct ga_prefilter *pf)
 		e[i].id = (uint32_t)i;
 	}
 	qsort(e, pf->n_lits, sizeof(*e), cmp_entry);
-	/* loadfp() leaves the top byte 0: no text has this one */
+	/* loadfp() leaves the top byte 0: no text has this one, read
+	 * with any mask */
+	memset(&pf->groups[0], 0, sizeof(pf->groups[0]));
 	pf->groups[0].fp = pf->groups[0].key = UINT32_MAX;
-	pf->groups[0].fold = 0;
-	pf->groups[0].first = pf->groups[0].end = 0;
+	pf->groups[0].mask = 0xffffffu >> (8 * (3 - FP));
 	pf->n_groups = 0;
 	for (size_t k = 0; k < pf->n_lits; k++) {
 		const struct literal *l = &pf->lits[e[k].id];
-		uint32_t raw = loadraw(l->raw + l->anchor);
-		struct group *g = &pf->groups[pf->n_groups];
+		struct group *g = &pf->groups[pf->n_groups], mine;
 
+		probe_of(l, &mine);
 		if (k == 0 || e[k].fp != e[k - 1].fp) {
 			g = &pf->groups[++pf->n_groups];
+			*g = mine;
 			g->fp = e[k].fp;
 			g->first = (uint32_t)k;
-			g->key = raw;
-			g->fold = 0;
-		}
-		if (!(l->flags & GA_PREFILTER_CASE) || raw != g->key) {
-			g->key = g->fp;
-			g->fold = FOLD3;
+		} else if (mine.key != g->key || mine.fold != g->fold ||
+		           mine.mask != g->mask || mine.after != g->after) {
+			/* the fingerprints alone, as they are if all agree */
+			uint32_t raw = loadraw(l->raw + l->anchor),
+			         first = loadraw(
+			                 pf->lits[pf->ids[g->first]].raw +
+			                 pf->lits[pf->ids[g->first]].anchor);
+			bool cased = (l->flags & GA_PREFILTER_CASE) &&
+			             !(g->fold & FOLD3) && raw == first;
+
+			g->key = cased ? raw : g->fp;
+			g->fold = cased ? 0 : FOLD3;
+			g->mask = 0xffffffu >> (8 * (3 - FP));
+			g->after = 0;
 		}
 		g->end = (uint32_t)k + 1;
 		pf->ids[k] = e[k].id;
@@ -677,6 +724,8 @@ static struct ga_prefilter *alloc(size_t n)
 		ga_prefilter_destroy(pf);
 		return NULL;
 	}
+	for (unsigned c = 0; c < 256; c++)
+		pf->word[c] = (uint8_t)is_word((unsigned char)c);
 	return pf;
 }
 
@@ -919,14 +968,6 @@ static void flush(struct scan *sc, size_t limit)
 	sc->pend.n -= done;
 }
 
-/* PCRE2's \w in byte mode without UCP. */
-static inline int is_word(unsigned char c)
-{
-	unsigned char f = (unsigned char)(c | 0x20);
-
-	return (f >= 'a' && f <= 'z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 /* Does literal L occur at START? */
 static int occurs(const struct scan *sc, const struct literal *l, size_t start)
 {
@@ -1057,6 +1098,7 @@ __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
 	const uint32_t *slot = pf->slot, mult = pf->mult,
 	               shift = 32 - pf->slot_bits;
 	const struct group *groups = pf->groups;
+	const uint8_t *word = pf->word;
 	/* offsets from p: CHUNK fits 16 bits; 4 written past the last */
 	uint16_t at[CHUNK + 4], hit_at[CHUNK + 4];
 	uint32_t hit_grp[CHUNK + 4];
@@ -1095,11 +1137,14 @@ __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
 		uint32_t raw, g;
 
 		memcpy(&raw, s + at[i], sizeof(raw));
-		raw &= 0xffffffu >> (8 * (3 - FP));
-		g = slot[((raw | FOLD3) * mult) >> shift];
+		g = slot[(((raw & 0xffffffu >> (8 * (3 - FP))) | FOLD3) *
+		          mult) >>
+		         shift];
 		hit_at[n_hits] = at[i];
 		hit_grp[n_hits] = g;
-		n_hits += (raw | groups[g].fold) == groups[g].key;
+		n_hits += (((raw | groups[g].fold) & groups[g].mask) ==
+		           groups[g].key) &
+		          !(groups[g].after & word[raw >> 24]);
 	}
 	for (size_t i = 0; i < n_hits && !sc->stop; i++)
 		verify(sc, p + hit_at[i], hit_grp[i]);
@@ -1131,9 +1176,11 @@ static void scan_range(struct scan *sc, size_t p, size_t to)
 		}
 		if (!any)
 			continue;
+		/* the fingerprint only: the byte after may not be there */
 		fp = loadraw(s + p);
 		g = pf->slot[slot_of(pf, fp | FOLD3)];
-		if ((fp | pf->groups[g].fold) == pf->groups[g].key)
+		if ((((fp | pf->groups[g].fold) ^ pf->groups[g].key) &
+		     pf->groups[g].mask & 0xffffffu >> (8 * (3 - FP))) == 0)
 			verify(sc, p, g);
 	}
 }
