@@ -205,24 +205,30 @@ void ga_prefilter_destroy(struct ga_prefilter *pf)
 }
 
 /* What a sample says: counts of its fingerprint-sized grams by hash,
- * folded and as they are, of its byte pairs, and of its bytes. */
+ * folded and as they are, of its byte pairs, and of its bytes.  The
+ * pairs are of the bytes seen, numbered 0..n_seen - 1 (index): some 90
+ * in a log, so that the tables are an eighth of 256 x 256 and stay in
+ * cache; n_seen stands for a byte never seen, its row and column 0. */
 struct counts {
 	uint32_t *grams; /* folded; NULL: no sample, estimate from freq */
 	uint32_t *raw;   /* as they are */
-	float *pairs;    /* [first][second] */
+	float *pairs;    /* [first][second], by index, (n_seen + 1)^2; NULL:
+	                  * bytes independent, no sample */
 	float *into;     /* the same, [second][first]: rows for bucket_cost */
 	double freq[256];
 	double len;
-	unsigned char pad; /* a byte of no count */
 	uint16_t seen[16]; /* [high nibble]: low nibbles of bytes counted */
-	double inv[256];   /* 1 / (freq * len), 0 for bytes not seen */
+	uint16_t index[256];
+	size_t n_seen;
+	double inv[257];  /* by index: 1 / (freq * len), 0 for n_seen */
+	double prob[257]; /* by index: freq */
 };
 
 /* The bytes whose low nibble is in LO and high nibble in HI, that are
  * not already accepted by OLO/OHI and that the counts have seen, into
- * OUT; returns how many. */
+ * OUT by index; returns how many. */
 static size_t added(const struct counts *cnt, unsigned lo, unsigned hi,
-                    unsigned olo, unsigned ohi, unsigned char *out)
+                    unsigned olo, unsigned ohi, uint16_t *out)
 {
 	size_t n = 0;
 
@@ -233,8 +239,8 @@ static size_t added(const struct counts *cnt, unsigned lo, unsigned hi,
 		if (ohi >> nh & 1)
 			l &= ~olo;
 		for (; l; l &= l - 1)
-			out[n++] = (unsigned char)(nh << 4 |
-			                           (unsigned)__builtin_ctz(l));
+			out[n++] = cnt->index[nh << 4 |
+			                      (unsigned)__builtin_ctz(l)];
 	}
 	return n;
 }
@@ -246,7 +252,7 @@ static size_t added(const struct counts *cnt, unsigned lo, unsigned hi,
 struct filling {
 	uint16_t lo[BANKS * BUCKETS][FP], hi[BANKS * BUCKETS][FP];
 	double cost[BANKS * BUCKETS];
-	double left[BANKS * BUCKETS][256], right[BANKS * BUCKETS][256];
+	double left[BANKS * BUCKETS][257], right[BANKS * BUCKETS][257];
 	uint32_t *where; /* literal -> bucket, or NONE */
 };
 
@@ -263,13 +269,25 @@ static double bucket_cost(const struct counts *cnt, const struct filling *f,
                           size_t b, const uint16_t lo[FP],
                           const uint16_t hi[FP])
 {
-	/* padded to a multiple of 8 with a byte no count has (pad), and
-	 * whole rounds of 8 spare the branch predictor an exit at every
-	 * length */
-	unsigned char a[FP][256 + 8];
+	/* padded to a multiple of 4 with the index of no byte, and whole
+	 * rounds of 4 spare the branch predictor an exit at every length */
+	uint16_t a[FP][256 + 4];
 	size_t n[FP];
 	double total = 0;
 
+	if (!cnt->pairs) {
+		/* independent bytes: the product of their frequencies */
+		total = 1;
+		for (int j = 0; j < FP; j++) {
+			double sum = 0;
+
+			n[j] = added(cnt, lo[j], hi[j], 0, 0, a[j]);
+			for (size_t i = 0; i < n[j]; i++)
+				sum += cnt->prob[a[j][i]];
+			total *= sum;
+		}
+		return total;
+	}
 	for (int j = 0; j < FP; j++) {
 		/* the first and last bytes: only what the bucket lacks */
 		unsigned olo = j == 1 ? 0 : f->lo[b][j],
@@ -278,52 +296,69 @@ static double bucket_cost(const struct counts *cnt, const struct filling *f,
 		n[j] = added(cnt, lo[j], hi[j], olo, ohi, a[j]);
 		if (!n[j] && j == 1)
 			return 0;
-		memset(a[j] + n[j], cnt->pad, 8);
-		n[j] = (n[j] + 7) & ~(size_t)7;
+		for (int k = 0; k < 4; k++)
+			a[j][n[j] + (size_t)k] = (uint16_t)cnt->n_seen;
+		n[j] = (n[j] + 3) & ~(size_t)3;
 	}
 	for (size_t m = 0; m < n[1]; m++) {
 		unsigned x1 = a[1][m];
 		double left = f->left[b][x1], right = f->right[b][x1];
-		const float *to = cnt->into + (x1 << 8),
-		            *from = cnt->pairs + (x1 << 8);
+		const float *to = cnt->into + x1 * (cnt->n_seen + 1),
+		            *from = cnt->pairs + x1 * (cnt->n_seen + 1);
 
-		for (size_t i = 0; i < n[0]; i += 8)
-#pragma GCC unroll 8
-			for (size_t k = 0; k < 8; k++)
+		for (size_t i = 0; i < n[0]; i += 4)
+#pragma GCC unroll 4
+			for (size_t k = 0; k < 4; k++)
 				left += to[a[0][i + k]];
-		for (size_t i = 0; i < n[2]; i += 8)
-#pragma GCC unroll 8
-			for (size_t k = 0; k < 8; k++)
+		for (size_t i = 0; i < n[2]; i += 4)
+#pragma GCC unroll 4
+			for (size_t k = 0; k < 4; k++)
 				right += from[a[2][i + k]];
 		total += left * right * cnt->inv[x1];
 	}
 	return total;
 }
 
-/* Bucket B's masks have changed: its sums and cost again. */
-static void bucket_sums(const struct counts *cnt, struct filling *f, size_t b)
+/* Give bucket B the masks LO/HI: its sums change by the first and last
+ * bytes that come and go, and its cost is computed again. */
+static void bucket_set(const struct counts *cnt, struct filling *f, size_t b,
+                       const uint16_t lo[FP], const uint16_t hi[FP])
 {
-	unsigned char a0[256], a2[256];
-	size_t n0 = added(cnt, f->lo[b][0], f->hi[b][0], 0, 0, a0);
-	size_t n2 = added(cnt, f->lo[b][2], f->hi[b][2], 0, 0, a2);
+	uint16_t in0[256], in2[256], out0[256], out2[256];
+	size_t n_in0 = added(cnt, lo[0], hi[0], f->lo[b][0], f->hi[b][0], in0),
+	       n_in2 = added(cnt, lo[2], hi[2], f->lo[b][2], f->hi[b][2], in2),
+	       n_out0 = added(cnt, f->lo[b][0], f->hi[b][0], lo[0], hi[0],
+	                      out0),
+	       n_out2 = added(cnt, f->lo[b][2], f->hi[b][2], lo[2], hi[2],
+	                      out2);
 
-	for (unsigned x1 = 0; x1 < 256; x1++) {
-		const float *to = cnt->into + (x1 << 8),
-		            *from = cnt->pairs + (x1 << 8);
-		double left = 0, right = 0;
+	for (size_t x1 = 0; cnt->pairs && x1 < cnt->n_seen; x1++) {
+		const float *to = cnt->into + x1 * (cnt->n_seen + 1),
+		            *from = cnt->pairs + x1 * (cnt->n_seen + 1);
+		double left = f->left[b][x1], right = f->right[b][x1];
 
-		if (cnt->freq[x1] <= 0) {
-			f->left[b][x1] = f->right[b][x1] = 0;
-			continue;
-		}
-		for (size_t i = 0; i < n0; i++)
-			left += to[a0[i]];
-		for (size_t i = 0; i < n2; i++)
-			right += from[a2[i]];
+		for (size_t i = 0; i < n_in0; i++)
+			left += to[in0[i]];
+		for (size_t i = 0; i < n_out0; i++)
+			left -= to[out0[i]];
+		for (size_t i = 0; i < n_in2; i++)
+			right += from[in2[i]];
+		for (size_t i = 0; i < n_out2; i++)
+			right -= from[out2[i]];
 		f->left[b][x1] = left;
 		f->right[b][x1] = right;
 	}
-	f->cost[b] = bucket_cost(cnt, f, b, f->lo[b], f->hi[b]);
+	memcpy(f->lo[b], lo, sizeof(f->lo[b]));
+	memcpy(f->hi[b], hi, sizeof(f->hi[b]));
+	if (!cnt->pairs) {
+		f->cost[b] = bucket_cost(cnt, f, b, lo, hi);
+		return;
+	}
+	n_in0 = added(cnt, lo[1], hi[1], 0, 0, in0);
+	f->cost[b] = 0;
+	for (size_t i = 0; i < n_in0; i++)
+		f->cost[b] += f->left[b][in0[i]] * f->right[b][in0[i]] *
+		              cnt->inv[in0[i]];
 }
 
 /* The bytes that byte K of literal L matches, into OUT; returns how
@@ -442,8 +477,14 @@ static void place(struct ga_prefilter *pf, const struct counts *cnt,
 			}
 		}
 	}
-	add_masks(f->lo[b_best], f->hi[b_best], l, l->anchor);
-	bucket_sums(cnt, f, b_best);
+	{
+		uint16_t tl[FP], th[FP];
+
+		memcpy(tl, f->lo[b_best], sizeof(tl));
+		memcpy(th, f->hi[b_best], sizeof(th));
+		add_masks(tl, th, l, l->anchor);
+		bucket_set(cnt, f, b_best, tl, th);
+	}
 	f->where[i] = (uint32_t)b_best;
 }
 
@@ -452,15 +493,13 @@ static void unplace(struct ga_prefilter *pf, const struct counts *cnt,
                     struct filling *f, size_t i)
 {
 	uint32_t b = f->where[i];
+	uint16_t lo[FP] = {0}, hi[FP] = {0};
 
 	f->where[i] = NONE;
-	memset(f->lo[b], 0, sizeof(f->lo[b]));
-	memset(f->hi[b], 0, sizeof(f->hi[b]));
 	for (size_t o = 0; o < pf->n_lits; o++)
 		if (f->where[o] == b)
-			add_masks(f->lo[b], f->hi[b], &pf->lits[o],
-			          pf->lits[o].anchor);
-	bucket_sums(cnt, f, b);
+			add_masks(lo, hi, &pf->lits[o], pf->lits[o].anchor);
+	bucket_set(cnt, f, b, lo, hi);
 }
 
 /* Literals in the order of their fingerprints, twins next to each
@@ -729,17 +768,42 @@ static struct ga_prefilter *alloc(size_t n)
 	return pf;
 }
 
-/* Note which bytes CNT has seen. */
-static void see(struct counts *cnt)
+/* Number the bytes CNT has seen (freq and len set) and, with PAIRS, make
+ * room for their pairs, zeroed.  Returns -1 on ENOMEM. */
+static int see(struct counts *cnt, bool pairs)
 {
+	size_t m = 0, side;
+
 	memset(cnt->seen, 0, sizeof(cnt->seen));
 	for (unsigned x = 0; x < 256; x++)
-		cnt->inv[x] = cnt->freq[x] > 0 ? 1 / (cnt->freq[x] * cnt->len)
-		                               : 0;
-	for (unsigned x = 0; x < 256; x++)
-		if (cnt->freq[x] > 0)
+		if (cnt->freq[x] > 0) {
 			cnt->seen[x >> 4] = (uint16_t)(cnt->seen[x >> 4] |
 			                               1u << (x & 15));
+			cnt->inv[m] = 1 / (cnt->freq[x] * cnt->len);
+			cnt->prob[m] = cnt->freq[x];
+			cnt->index[x] = (uint16_t)m++;
+		}
+	for (unsigned x = 0; x < 256; x++)
+		if (cnt->freq[x] <= 0)
+			cnt->index[x] = (uint16_t)m;
+	cnt->inv[m] = cnt->prob[m] = 0;
+	cnt->n_seen = m;
+	if (!pairs)
+		return 0;
+	side = m + 1;
+	cnt->pairs = calloc(side * side, sizeof(*cnt->pairs));
+	cnt->into = calloc(side * side, sizeof(*cnt->into));
+	return cnt->pairs && cnt->into ? 0 : -1;
+}
+
+/* Fill CNT's into from its pairs. */
+static void transpose(struct counts *cnt)
+{
+	size_t side = cnt->n_seen + 1;
+
+	for (size_t a = 0; a < side; a++)
+		for (size_t b = 0; b < side; b++)
+			cnt->into[b * side + a] = cnt->pairs[a * side + b];
 }
 
 /* Typical byte frequencies, for a prefilter without a sample.  Control
@@ -750,10 +814,6 @@ static int static_counts(struct counts *cnt)
 	double sum = 0;
 
 	memset(cnt, 0, sizeof(*cnt));
-	cnt->pairs = malloc((1u << 16) * sizeof(*cnt->pairs));
-	cnt->into = malloc((1u << 16) * sizeof(*cnt->into));
-	if (!cnt->pairs || !cnt->into)
-		return -1;
 	for (unsigned x = 0; x < 256; x++)
 		if ((x >= 0x20 && x < 0x7f) || x == '\t')
 			sum += byte_weight((unsigned char)x);
@@ -761,13 +821,7 @@ static int static_counts(struct counts *cnt)
 		if ((x >= 0x20 && x < 0x7f) || x == '\t')
 			cnt->freq[x] = byte_weight((unsigned char)x) / sum;
 	cnt->len = 1;
-	cnt->pad = 0;
-	see(cnt);
-	/* independent bytes: a pair as often as the product says */
-	for (unsigned x = 0; x < 1u << 16; x++)
-		cnt->pairs[x] = cnt->into[x] = (float)(cnt->freq[x >> 8] *
-		                                       cnt->freq[x & 255]);
-	return 0;
+	return see(cnt, false);
 }
 
 struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
@@ -838,9 +892,7 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 	memset(&cnt, 0, sizeof(cnt));
 	cnt.grams = calloc(1u << COUNT_BITS, sizeof(*cnt.grams));
 	cnt.raw = calloc(1u << COUNT_BITS, sizeof(*cnt.raw));
-	cnt.pairs = calloc(1u << 16, sizeof(*cnt.pairs));
-	cnt.into = malloc((1u << 16) * sizeof(*cnt.into));
-	if (!t || !cnt.grams || !cnt.raw || !cnt.pairs || !cnt.into)
+	if (!t || !cnt.grams || !cnt.raw)
 		goto nomem;
 	t->n_lits = pf->n_lits;
 	for (size_t i = 0; i < pf->n_lits; i++) {
@@ -865,21 +917,15 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 	}
 	for (size_t i = 0; i < len; i++)
 		hist[s[i]]++;
-	/* The rarest byte pads lists in bucket_cost(); it is taken as
-	 * absent (none at all, in any sample but random bytes). */
-	for (unsigned x = 1; x < 256; x++)
-		if (hist[x] < hist[cnt.pad])
-			cnt.pad = (unsigned char)x;
-	hist[cnt.pad] = 0;
-	for (size_t i = 0; i + 1 < len; i++)
-		if (s[i] != cnt.pad && s[i + 1] != cnt.pad)
-			cnt.pairs[(unsigned)s[i] << 8 | s[i + 1]]++;
-	for (unsigned x = 0; x < 1u << 16; x++)
-		cnt.into[x] = cnt.pairs[(x & 255) << 8 | x >> 8];
 	for (unsigned x = 0; x < 256; x++)
 		cnt.freq[x] = len ? (double)hist[x] / (double)len : 0;
 	cnt.len = (double)len;
-	see(&cnt);
+	if (see(&cnt, true) < 0)
+		goto nomem;
+	for (size_t i = 0; i + 1 < len; i++)
+		cnt.pairs[cnt.index[s[i]] * (cnt.n_seen + 1) +
+		          cnt.index[s[i + 1]]]++;
+	transpose(&cnt);
 	if (build(t, &cnt) < 0)
 		goto nomem;
 	free(cnt.grams);
