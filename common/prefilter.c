@@ -253,7 +253,8 @@ struct filling {
 	uint16_t lo[BANKS * BUCKETS][FP], hi[BANKS * BUCKETS][FP];
 	double cost[BANKS * BUCKETS];
 	double left[BANKS * BUCKETS][257], right[BANKS * BUCKETS][257];
-	uint32_t *where; /* literal -> bucket, or NONE */
+	double prob[BANKS * BUCKETS][FP]; /* without pairs: sum of freq */
+	uint32_t *where;                  /* literal -> bucket, or NONE */
 };
 
 /* How many positions of the text bucket B would accept with nibble masks
@@ -279,9 +280,10 @@ static double bucket_cost(const struct counts *cnt, const struct filling *f,
 		/* independent bytes: the product of their frequencies */
 		total = 1;
 		for (int j = 0; j < FP; j++) {
-			double sum = 0;
+			double sum = f->prob[b][j];
 
-			n[j] = added(cnt, lo[j], hi[j], 0, 0, a[j]);
+			n[j] = added(cnt, lo[j], hi[j], f->lo[b][j],
+			             f->hi[b][j], a[j]);
 			for (size_t i = 0; i < n[j]; i++)
 				sum += cnt->prob[a[j][i]];
 			total *= sum;
@@ -351,7 +353,14 @@ static void bucket_set(const struct counts *cnt, struct filling *f, size_t b,
 	memcpy(f->lo[b], lo, sizeof(f->lo[b]));
 	memcpy(f->hi[b], hi, sizeof(f->hi[b]));
 	if (!cnt->pairs) {
-		f->cost[b] = bucket_cost(cnt, f, b, lo, hi);
+		f->cost[b] = 1;
+		for (int j = 0; j < FP; j++) {
+			n_in0 = added(cnt, lo[j], hi[j], 0, 0, in0);
+			f->prob[b][j] = 0;
+			for (size_t i = 0; i < n_in0; i++)
+				f->prob[b][j] += cnt->prob[in0[i]];
+			f->cost[b] *= f->prob[b][j];
+		}
 		return;
 	}
 	n_in0 = added(cnt, lo[1], hi[1], 0, 0, in0);
