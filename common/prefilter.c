@@ -67,10 +67,9 @@ struct group {
 	uint32_t fp;
 	/* What the 4 bytes at a position, read as a word, must hold for a
 	 * literal of the group to start there: (word | fold) & mask == key,
-	 * and, with after set, the fourth byte is no word character.  What
-	 * all of the group's literals agree on (see probe_of()); else the
-	 * fingerprint as it is when all keep their case and spell it
-	 * alike, else the folded fingerprint. */
+	 * and, with after set, the fourth byte is no word character: what
+	 * all of the group's literals agree on (probe_of(), merge_probe()).
+	 */
 	uint32_t key, fold, mask, after;
 	uint32_t first, end; /* in ids */
 };
@@ -594,6 +593,34 @@ static void probe_of(const struct literal *l, struct group *g)
 	}
 }
 
+/* Make group G accept what it accepted and what MINE accepts: each byte
+ * where both check one stays checked, as it is if they agree, else
+ * without its case bit if that makes them agree ("found inf" ignores
+ * case, " completed in " does not: both want an "n" after "d i"). */
+static void merge_probe(struct group *g, const struct group *mine)
+{
+	uint32_t key = 0, fold = 0, mask = 0;
+
+	for (unsigned i = 0; i < 4; i++) {
+		uint32_t m = 0xffu << (8 * i), f = (g->fold | mine->fold) & m;
+
+		if (!(g->mask & mine->mask & m))
+			continue;
+		if (((g->key | f) & m) != ((mine->key | f) & m)) {
+			f |= 0x20u << (8 * i);
+			if (((g->key | f) & m) != ((mine->key | f) & m))
+				continue;
+		}
+		fold |= f;
+		mask |= m;
+		key |= (g->key | f) & m;
+	}
+	g->key = key;
+	g->fold = fold;
+	g->mask = mask;
+	g->after = g->after && mine->after;
+}
+
 /* Group the literals by fingerprint (groups 1..n_groups) and fill the
  * table that finds a group from a text position. */
 static int build_groups(struct ga_prefilter *pf)
@@ -624,20 +651,8 @@ static int build_groups(struct ga_prefilter *pf)
 			*g = mine;
 			g->fp = e[k].fp;
 			g->first = (uint32_t)k;
-		} else if (mine.key != g->key || mine.fold != g->fold ||
-		           mine.mask != g->mask || mine.after != g->after) {
-			/* the fingerprints alone, as they are if all agree */
-			uint32_t raw = loadraw(l->raw + l->anchor),
-			         first = loadraw(
-			                 pf->lits[pf->ids[g->first]].raw +
-			                 pf->lits[pf->ids[g->first]].anchor);
-			bool cased = (l->flags & GA_PREFILTER_CASE) &&
-			             !(g->fold & FOLD3) && raw == first;
-
-			g->key = cased ? raw : g->fp;
-			g->fold = cased ? 0 : FOLD3;
-			g->mask = 0xffffffu >> (8 * (3 - FP));
-			g->after = 0;
+		} else {
+			merge_probe(g, &mine);
 		}
 		g->end = (uint32_t)k + 1;
 		pf->ids[k] = e[k].id;
