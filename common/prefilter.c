@@ -503,18 +503,21 @@ static void place(struct ga_prefilter *pf, const struct counts *cnt,
 	for (size_t ci = 0; ci < n_cand; ci++) {
 		size_t k = cand[ci];
 		double own = own_count(cnt, l, k);
+		uint16_t wl[FP] = {0}, wh[FP] = {0};
 
 		/* A bucket adds nothing or more; candidates come by own
 		 * count: none from here on can do better. */
 		if (own >= c_best)
 			break;
+		add_masks(wl, wh, l, k);
 		for (size_t b = 0; b < BANKS * BUCKETS; b++) {
 			uint16_t tl[FP], th[FP];
 			double p, c;
 
-			memcpy(tl, f->lo[b], sizeof(tl));
-			memcpy(th, f->hi[b], sizeof(th));
-			add_masks(tl, th, l, k);
+			for (int j = 0; j < FP; j++) {
+				tl[j] = f->lo[b][j] | wl[j];
+				th[j] = f->hi[b][j] | wh[j];
+			}
 			/* a window whose nibbles the bucket has adds nothing */
 			if (!memcmp(tl, f->lo[b], sizeof(tl)) &&
 			    !memcmp(th, f->hi[b], sizeof(th)))
