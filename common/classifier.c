@@ -378,7 +378,15 @@ static void on_region(void *ctx, const char *data, size_t len,
 	}
 	/* Fast path: the prefilter over the raw bytes, except that segments
 	 * with escape sequences are cleaned first (colour codes can split a
-	 * literal). */
+	 * literal).  The line reader says when a region has none: it looked
+	 * at every byte to count the lines. */
+	if (c->reader.no_escape) {
+		if (pf) {
+			c->scan_base = 0;
+			ga_prefilter_scan(pf, data, len, on_literal, c);
+		}
+		return;
+	}
 	while (pos < len) {
 		const char *esc = memchr(data + pos, 0x1b, len - pos);
 		size_t stop = esc ? segment_start(data, (size_t)(esc - data))

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "linereader.h"
 
+#include <stdbool.h>
+
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -70,12 +72,14 @@ static void end_segment(struct ga_linereader *r, char term)
 #ifdef HAVE_AVX2_PATH
 /* The '\n' in the first N & ~63 bytes of P, 64 bytes at a time: half
  * the instructions of SSE2, and this count is most of what `wc -l` does,
- * which gpualert must stay within a small factor of. */
-__attribute__((target("avx2"))) static uint64_t count_avx2(const char *p,
-                                                           size_t n)
+ * which gpualert must stay within a small factor of.  With ESC, also
+ * whether those bytes hold an escape byte (0x1b), in the same pass. */
+__attribute__((target("avx2"), always_inline)) static inline uint64_t
+count_avx2_esc(const char *p, size_t n, bool *esc)
 {
-	const __m256i nl = _mm256_set1_epi8('\n'),
+	const __m256i nl = _mm256_set1_epi8('\n'), e = _mm256_set1_epi8(0x1b),
 	              zero = _mm256_setzero_si256();
+	__m256i seen = zero;
 	uint64_t total = 0;
 
 	while (n >= 64) {
@@ -91,6 +95,11 @@ __attribute__((target("avx2"))) static uint64_t count_avx2(const char *p,
 			/* a match is 0xff, i.e. -1: subtracting counts it */
 			acc = _mm256_sub_epi8(acc, _mm256_cmpeq_epi8(x, nl));
 			acc = _mm256_sub_epi8(acc, _mm256_cmpeq_epi8(y, nl));
+			if (esc)
+				seen = _mm256_or_si256(
+				        seen, _mm256_or_si256(
+				                      _mm256_cmpeq_epi8(x, e),
+				                      _mm256_cmpeq_epi8(y, e)));
 		}
 		sums = _mm256_sad_epu8(acc, zero);
 		total += (uint64_t)_mm256_extract_epi64(sums, 0) +
@@ -98,7 +107,21 @@ __attribute__((target("avx2"))) static uint64_t count_avx2(const char *p,
 		         (uint64_t)_mm256_extract_epi64(sums, 2) +
 		         (uint64_t)_mm256_extract_epi64(sums, 3);
 	}
+	if (esc)
+		*esc = !_mm256_testz_si256(seen, seen);
 	return total;
+}
+
+__attribute__((target("avx2"))) static uint64_t count_avx2(const char *p,
+                                                           size_t n)
+{
+	return count_avx2_esc(p, n, NULL);
+}
+
+__attribute__((target("avx2"))) static uint64_t count_avx2_with_esc(
+        const char *p, size_t n, bool *esc)
+{
+	return count_avx2_esc(p, n, esc);
 }
 
 static int have_avx2(void)
@@ -169,6 +192,24 @@ uint64_t ga_linereader_count_newlines(const char *p, size_t n)
 	return total;
 }
 
+/* ga_linereader_count_newlines(), and whether [P, P+N) holds an escape
+ * byte, in one pass where the CPU has AVX2. */
+static uint64_t count_newlines_esc(const char *p, size_t n, bool *esc)
+{
+#ifdef HAVE_AVX2_PATH
+	if (n >= 64 && have_avx2()) {
+		size_t head = n & ~(size_t)63;
+		uint64_t total = count_avx2_with_esc(p, head, esc);
+
+		if (!*esc)
+			*esc = memchr(p + head, 0x1b, n - head) != NULL;
+		return total + ga_linereader_count_newlines(p + head, n - head);
+	}
+#endif
+	*esc = memchr(p, 0x1b, n) != NULL;
+	return ga_linereader_count_newlines(p, n);
+}
+
 /* Emit [P, STOP), which ends with a terminator, as regions.  Segments are
  * at most GA_SEGMENT_MAX bytes unless some window of GA_SEGMENT_MAX + 1
  * bytes has no terminator, so only such windows are looked at closely;
@@ -202,11 +243,14 @@ bulk(struct ga_linereader *r, const char *p, const char *stop)
 		region = q;
 		region_line = r->line;
 	}
-	emit(r, region, (size_t)(stop - region), region_line);
 	{
-		uint64_t n = ga_linereader_count_newlines(
-		        region, (size_t)(stop - region));
+		bool esc;
+		uint64_t n = count_newlines_esc(region, (size_t)(stop - region),
+		                                &esc);
 
+		r->no_escape = !esc;
+		emit(r, region, (size_t)(stop - region), region_line);
+		r->no_escape = 0;
 		r->line += n;
 		r->newlines += n;
 	}

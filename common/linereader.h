@@ -37,6 +37,9 @@ struct ga_linereader {
 	uint64_t newlines; /* '\n' seen */
 	uint64_t long_segments; /* segments cut at GA_SEGMENT_MAX */
 	unsigned char last; /* last byte fed, to count an unterminated line */
+	/* During ON_REGION: 1 when the region holds no escape byte (0x1b),
+	 * found while counting its lines, else 0 (it may hold one). */
+	int no_escape;
 };
 
 /* Caller storage.  ON_REGION receives every region, in input order. */

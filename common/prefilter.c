@@ -33,6 +33,11 @@
  * per line; one that neither the noise nor the ordinary lines trigger
  * costs nothing but the vector instructions.
  *
+ * The tables hold bytes as they are: a letter of a literal that ignores
+ * case puts both its cases in, one that keeps its case only itself.  The
+ * capitals of "CUDA" or "NCCL WARN" then stay clear of the small letters
+ * of log noise ("UserWarning", "warnings.warn(").
+ *
  * (Before this: Wu-Manber, then trigram anchors probed at every second
  * position through a hash bitmap.  Short literals such as " nan" cap any
  * skip, and a scalar probe per position or two costs more than the
@@ -46,6 +51,7 @@ _Static_assert(FP == 3, "bucket_cost() estimates three-byte fingerprints");
 #define WINDOWS 4     /* fingerprints tried per literal */
 #define CHUNK 2048    /* text searched between two flushes */
 #define FOLD4 0x20202020u
+#define FOLD3 (FOLD4 >> (8 * (4 - FP)))
 
 struct literal {
 	unsigned char *text; /* folded */
@@ -54,17 +60,46 @@ struct literal {
 	size_t anchor; /* offset of the fingerprint */
 	unsigned flags;
 	uint32_t twin; /* the first literal identical to this one */
+	/* Its first bytes (up to 8) as a word that 8 bytes of text, OR
+	 * fold, AND mask, equal where it starts there: most candidates
+	 * differ early, and one comparison costs less than a loop that
+	 * stops at a different byte each time. */
+	uint64_t head, fold, mask;
 };
+
+/* Set L's head, fold and mask from its text. */
+static void set_head(struct literal *l)
+{
+	l->head = l->fold = l->mask = 0;
+	for (size_t k = 0; k < l->len && k < 8; k++) {
+		unsigned char c = (l->flags & GA_PREFILTER_CASE) ? l->raw[k]
+		                                                 : l->text[k];
+		uint64_t f = !(l->flags & GA_PREFILTER_CASE) && c >= 'a' &&
+		                             c <= 'z'
+		                     ? 0x20
+		                     : 0;
+
+		l->head |= (uint64_t)c << (8 * k);
+		l->fold |= f << (8 * k);
+		l->mask |= (uint64_t)0xff << (8 * k);
+	}
+}
 
 /* The literals that share a fingerprint. */
 struct group {
 	uint32_t fp;
+	/* What the 4 bytes at a position, read as a word, must hold for a
+	 * literal of the group to start there: (word | fold) & mask == key,
+	 * and, with after set, the fourth byte is no word character: what
+	 * all of the group's literals agree on (probe_of(), merge_probe()).
+	 */
+	uint32_t key, fold, mask, after;
 	uint32_t first, end; /* in ids */
 };
 
 struct bank {
 	uint8_t nib[FP][2][16]; /* [byte][low, high nibble][nibble] */
-	uint8_t table[FP][256]; /* [byte][folded byte] */
+	uint8_t table[FP][256]; /* [byte][byte] */
 };
 
 struct ga_prefilter {
@@ -85,6 +120,7 @@ struct ga_prefilter {
 	uint32_t *slot;
 	unsigned slot_bits;
 	uint32_t mult;
+	uint8_t word[256]; /* is_word() of each byte */
 };
 
 static int portable_only;
@@ -114,7 +150,26 @@ static inline uint32_t loadfp(const unsigned char *p)
 
 	for (int k = 0; k < FP; k++)
 		x |= (uint32_t)p[k] << (8 * k);
-	return x | (FOLD4 >> (8 * (4 - FP)));
+	return x | FOLD3;
+}
+
+/* The fingerprint-sized gram at P as it is, for literals that keep their
+ * case. */
+static inline uint32_t loadraw(const unsigned char *p)
+{
+	uint32_t x = 0;
+
+	for (int k = 0; k < FP; k++)
+		x |= (uint32_t)p[k] << (8 * k);
+	return x;
+}
+
+/* PCRE2's \w in byte mode without UCP. */
+static inline int is_word(unsigned char c)
+{
+	unsigned char f = (unsigned char)(c | 0x20);
+
+	return (f >= 'a' && f <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 static inline uint32_t hash(uint32_t gram, unsigned bits)
@@ -122,15 +177,17 @@ static inline uint32_t hash(uint32_t gram, unsigned bits)
 	return (gram * 0x9e3779b1u) >> (32 - bits);
 }
 
-/* Rough byte frequencies in training logs, case folded (per mille), for
- * estimating before any text has been seen. */
+/* Rough byte frequencies in training logs (per mille; capitals an
+ * eighth of their small letter), for estimating before any text has
+ * been seen. */
 static unsigned byte_weight(unsigned char c)
 {
 	static const char common[] = "etaoinsrl";
 	static const char middle[] = "hdcump";
 	static const char fewer[] = "fgwybv";
 
-	c = ga_fold(c);
+	if (c >= 'A' && c <= 'Z')
+		return (byte_weight(ga_fold(c)) + 7) / 8;
 	if (c == ' ')
 		return 150;
 	if (c >= '0' && c <= '9')
@@ -169,120 +226,253 @@ void ga_prefilter_destroy(struct ga_prefilter *pf)
 	free(pf);
 }
 
-/* What a sample says: counts of its folded fingerprint-sized grams by
- * hash, of its folded byte pairs, and of its folded bytes. */
+/* What a sample says: counts of its fingerprint-sized grams by hash,
+ * folded and as they are, of its byte pairs, and of its bytes.  The
+ * pairs are of the bytes seen, numbered 0..n_seen - 1 (index): some 90
+ * in a log, so that the tables are an eighth of 256 x 256 and stay in
+ * cache; n_seen stands for a byte never seen, its row and column 0. */
 struct counts {
-	uint32_t *grams; /* NULL: no sample, estimate from freq */
-	float *pairs;    /* [first][second], or NULL */
+	uint32_t *grams; /* folded; NULL: no sample, estimate from freq */
+	uint32_t *raw;   /* as they are */
+	float *pairs;    /* [first][second], by index, (n_seen + 1)^2; NULL:
+	                  * bytes independent, no sample */
 	float *into;     /* the same, [second][first]: rows for bucket_cost */
 	double freq[256];
 	double len;
+	uint16_t seen[16]; /* [high nibble]: low nibbles of bytes counted */
+	uint16_t index[256];
+	size_t n_seen;
+	double inv[257];  /* by index: 1 / (freq * len), 0 for n_seen */
+	double prob[257]; /* by index: freq */
 };
 
-/* The bytes (folded: bit 5 set) whose low nibble is in LO and high nibble
- * in HI, into OUT; returns how many. */
-static size_t accepted(unsigned lo, unsigned hi, unsigned char *out)
+/* The bytes whose low nibble is in LO and high nibble in HI, that are
+ * not already accepted by OLO/OHI and that the counts have seen, into
+ * OUT by index; returns how many. */
+static size_t added(const struct counts *cnt, unsigned lo, unsigned hi,
+                    unsigned olo, unsigned ohi, uint16_t *out)
 {
 	size_t n = 0;
 
-	for (unsigned h = hi; h; h &= h - 1)
-		for (unsigned l = lo; l; l &= l - 1) {
-			unsigned x = (unsigned)__builtin_ctz(h) << 4 |
-			             (unsigned)__builtin_ctz(l);
+	for (unsigned h = hi; h; h &= h - 1) {
+		unsigned nh = (unsigned)__builtin_ctz(h);
+		unsigned l = lo & cnt->seen[nh];
 
-			/* no branch: half of them are kept, at random */
-			out[n] = (unsigned char)x;
-			n += x >> 5 & 1;
-		}
+		if (ohi >> nh & 1)
+			l &= ~olo;
+		for (; l; l &= l - 1)
+			out[n++] = cnt->index[nh << 4 |
+			                      (unsigned)__builtin_ctz(l)];
+	}
 	return n;
 }
 
-/* How many positions of the text a bucket with nibble masks LO/HI
- * accepts.  The masks accept every combination of the nibbles they hold,
- * not only the fingerprints put in, and text is far from random ("epo"
- * and "och" follow each other), so: a Markov estimate from the sample's
- * byte pairs, sum over x1 of n(x0 x1) * n(x1 x2) / n(x1); without a
- * sample, bytes taken as independent with typical frequencies. */
-static double bucket_cost(const struct counts *cnt, const uint16_t lo[FP],
+/* Buckets being filled: their nibble masks, what they let through, and
+ * for each middle byte x1 the sums over the bucket's first and last
+ * bytes that bucket_cost() needs (so that trying a window costs only
+ * the bytes it adds). */
+struct filling {
+	uint16_t lo[BANKS * BUCKETS][FP], hi[BANKS * BUCKETS][FP];
+	double cost[BANKS * BUCKETS];
+	double left[BANKS * BUCKETS][257], right[BANKS * BUCKETS][257];
+	double prob[BANKS * BUCKETS][FP]; /* without pairs: sum of freq */
+	uint32_t *where;                  /* literal -> bucket, or NONE */
+};
+
+/* How many positions of the text bucket B would accept with nibble masks
+ * LO/HI, a superset of its own.  The masks accept every combination of
+ * the nibbles they hold, not only the fingerprints put in, and text is
+ * far from random ("epo" and "och" follow each other), so: a Markov
+ * estimate from the sample's byte pairs, sum over x1 of
+ * n(x0 x1) * n(x1 x2) / n(x1); without a sample, bytes taken as
+ * independent with typical frequencies.  The sums over x0 and x2 of the
+ * bucket as it is are kept in F: only the bytes the masks add are
+ * summed here. */
+static double bucket_cost(const struct counts *cnt, const struct filling *f,
+                          size_t b, const uint16_t lo[FP],
                           const uint16_t hi[FP])
 {
-	/* padded with byte 0 to a multiple of 8: no count has it (counted
-	 * bytes are folded, bit 5 set), and whole rounds of 8 spare the
-	 * branch predictor an exit at every length */
-	unsigned char a[FP][128 + 8];
+	/* padded to a multiple of 4 with the index of no byte, and whole
+	 * rounds of 4 spare the branch predictor an exit at every length */
+	uint16_t a[FP][256 + 4];
 	size_t n[FP];
 	double total = 0;
 
+	if (!cnt->pairs) {
+		/* independent bytes: the product of their frequencies */
+		total = 1;
+		for (int j = 0; j < FP; j++) {
+			double sum = f->prob[b][j];
+
+			n[j] = added(cnt, lo[j], hi[j], f->lo[b][j],
+			             f->hi[b][j], a[j]);
+			for (size_t i = 0; i < n[j]; i++)
+				sum += cnt->prob[a[j][i]];
+			total *= sum;
+		}
+		return total;
+	}
 	for (int j = 0; j < FP; j++) {
-		n[j] = accepted(lo[j], hi[j], a[j]);
-		if (!n[j])
+		/* the first and last bytes: only what the bucket lacks */
+		unsigned olo = j == 1 ? 0 : f->lo[b][j],
+		         ohi = j == 1 ? 0 : f->hi[b][j];
+
+		n[j] = added(cnt, lo[j], hi[j], olo, ohi, a[j]);
+		if (!n[j] && j == 1)
 			return 0;
-		memset(a[j] + n[j], 0, 8);
-		n[j] = (n[j] + 7) & ~(size_t)7;
+		for (int k = 0; k < 4; k++)
+			a[j][n[j] + (size_t)k] = (uint16_t)cnt->n_seen;
+		n[j] = (n[j] + 3) & ~(size_t)3;
 	}
 	for (size_t m = 0; m < n[1]; m++) {
 		unsigned x1 = a[1][m];
-		double left = 0, right = 0, mid = cnt->freq[x1] * cnt->len;
+		double left = f->left[b][x1], right = f->right[b][x1];
+		const float *to = cnt->into + x1 * (cnt->n_seen + 1),
+		            *from = cnt->pairs + x1 * (cnt->n_seen + 1);
 
-		if (mid <= 0)
-			continue;
-		if (cnt->pairs) {
-			const float *to = cnt->into + (x1 << 8),
-			            *from = cnt->pairs + (x1 << 8);
-
-			for (size_t i = 0; i < n[0]; i += 8)
-#pragma GCC unroll 8
-				for (size_t k = 0; k < 8; k++)
-					left += to[a[0][i + k]];
-			for (size_t i = 0; i < n[2]; i += 8)
-#pragma GCC unroll 8
-				for (size_t k = 0; k < 8; k++)
-					right += from[a[2][i + k]];
-		} else {
-			for (size_t i = 0; i < n[0]; i += 8)
-#pragma GCC unroll 8
-				for (size_t k = 0; k < 8; k++)
-					left += cnt->freq[a[0][i + k]];
-			for (size_t i = 0; i < n[2]; i += 8)
-#pragma GCC unroll 8
-				for (size_t k = 0; k < 8; k++)
-					right += cnt->freq[a[2][i + k]];
-			left *= mid;
-			right *= mid;
-		}
-		total += left * right / mid;
+		for (size_t i = 0; i < n[0]; i += 4)
+#pragma GCC unroll 4
+			for (size_t k = 0; k < 4; k++)
+				left += to[a[0][i + k]];
+		for (size_t i = 0; i < n[2]; i += 4)
+#pragma GCC unroll 4
+			for (size_t k = 0; k < 4; k++)
+				right += from[a[2][i + k]];
+		total += left * right * cnt->inv[x1];
 	}
 	return total;
 }
 
-/* How often the fingerprint at T occurs by itself: the sample's count,
- * then (a fraction below one, for ties) the typical byte frequencies. */
-static double window_weight(const struct counts *cnt, const unsigned char *t)
+/* No more than bucket_cost(CNT, F, B, LO, HI) - F->cost[B]: what the
+ * middle bytes that LO/HI add let through with the bucket's first and
+ * last bytes as they are (the bytes added there only add more).  A
+ * tenth of the work, and most buckets cost more than the best so far
+ * by this alone. */
+static double at_least(const struct counts *cnt, const struct filling *f,
+                       size_t b, const uint16_t lo[FP], const uint16_t hi[FP])
+{
+	uint16_t a[256];
+	size_t n;
+	double sum = 0;
+
+	if (!cnt->pairs)
+		return 0;
+	n = added(cnt, lo[1], hi[1], f->lo[b][1], f->hi[b][1], a);
+	for (size_t i = 0; i < n; i++)
+		sum += f->left[b][a[i]] * f->right[b][a[i]] * cnt->inv[a[i]];
+	return sum;
+}
+
+/* Give bucket B the masks LO/HI: its sums change by the first and last
+ * bytes that come and go, and its cost is computed again. */
+static void bucket_set(const struct counts *cnt, struct filling *f, size_t b,
+                       const uint16_t lo[FP], const uint16_t hi[FP])
+{
+	uint16_t in0[256], in2[256], out0[256], out2[256];
+	size_t n_in0 = added(cnt, lo[0], hi[0], f->lo[b][0], f->hi[b][0], in0),
+	       n_in2 = added(cnt, lo[2], hi[2], f->lo[b][2], f->hi[b][2], in2),
+	       n_out0 = added(cnt, f->lo[b][0], f->hi[b][0], lo[0], hi[0],
+	                      out0),
+	       n_out2 = added(cnt, f->lo[b][2], f->hi[b][2], lo[2], hi[2],
+	                      out2);
+
+	for (size_t x1 = 0; cnt->pairs && x1 < cnt->n_seen; x1++) {
+		const float *to = cnt->into + x1 * (cnt->n_seen + 1),
+		            *from = cnt->pairs + x1 * (cnt->n_seen + 1);
+		double left = f->left[b][x1], right = f->right[b][x1];
+
+		for (size_t i = 0; i < n_in0; i++)
+			left += to[in0[i]];
+		for (size_t i = 0; i < n_out0; i++)
+			left -= to[out0[i]];
+		for (size_t i = 0; i < n_in2; i++)
+			right += from[in2[i]];
+		for (size_t i = 0; i < n_out2; i++)
+			right -= from[out2[i]];
+		f->left[b][x1] = left;
+		f->right[b][x1] = right;
+	}
+	memcpy(f->lo[b], lo, sizeof(f->lo[b]));
+	memcpy(f->hi[b], hi, sizeof(f->hi[b]));
+	if (!cnt->pairs) {
+		f->cost[b] = 1;
+		for (int j = 0; j < FP; j++) {
+			n_in0 = added(cnt, lo[j], hi[j], 0, 0, in0);
+			f->prob[b][j] = 0;
+			for (size_t i = 0; i < n_in0; i++)
+				f->prob[b][j] += cnt->prob[in0[i]];
+			f->cost[b] *= f->prob[b][j];
+		}
+		return;
+	}
+	n_in0 = added(cnt, lo[1], hi[1], 0, 0, in0);
+	f->cost[b] = 0;
+	for (size_t i = 0; i < n_in0; i++)
+		f->cost[b] += f->left[b][in0[i]] * f->right[b][in0[i]] *
+		              cnt->inv[in0[i]];
+}
+
+/* The bytes that byte K of literal L matches, into OUT; returns how
+ * many: a letter of a literal without GA_PREFILTER_CASE matches both its
+ * cases, anything else only itself. */
+static size_t spellings(const struct literal *l, size_t k, unsigned char *out)
+{
+	unsigned char c = l->raw[k];
+
+	if (l->flags & GA_PREFILTER_CASE)
+		out[0] = c;
+	else
+		out[0] = l->text[k];
+	if ((l->flags & GA_PREFILTER_CASE) || out[0] < 'a' || out[0] > 'z')
+		return 1;
+	out[1] = (unsigned char)(out[0] - 32);
+	return 2;
+}
+
+/* How often the window at K of literal L occurs in the sample. */
+static double own_count(const struct counts *cnt, const struct literal *l,
+                        size_t k)
+{
+	if (!cnt->grams)
+		return 0;
+	if (l->flags & GA_PREFILTER_CASE)
+		return cnt->raw[hash(loadraw(l->raw + k), COUNT_BITS)];
+	return cnt->grams[hash(loadfp(l->text + k), COUNT_BITS)];
+}
+
+/* How often the window at K of literal L occurs by itself: the sample's
+ * count, then (a fraction below one, for ties) the byte frequencies. */
+static double window_weight(const struct counts *cnt, const struct literal *l,
+                            size_t k)
 {
 	double w = 1;
 
-	for (int j = 0; j < FP; j++)
-		w *= cnt->freq[t[j] | 0x20];
-	return (cnt->grams ? cnt->grams[hash(loadfp(t), COUNT_BITS)] : 0) +
-	       (w < 1 ? w : 0.999);
-}
+	for (int j = 0; j < FP; j++) {
+		unsigned char b[2];
+		size_t n = spellings(l, k + (size_t)j, b);
+		double f = 0;
 
-/* Buckets being filled: their nibble masks and what they let through. */
-struct filling {
-	uint16_t lo[BANKS * BUCKETS][FP], hi[BANKS * BUCKETS][FP];
-	double cost[BANKS * BUCKETS];
-	uint32_t *where; /* literal -> bucket, or NONE */
-};
+		for (size_t m = 0; m < n; m++)
+			f += cnt->freq[b[m]];
+		w *= f;
+	}
+	return own_count(cnt, l, k) + (w < 1 ? w : 0.999);
+}
 
 #define NONE UINT32_MAX
 
-static void add_masks(uint16_t *lo, uint16_t *hi, const unsigned char *fp)
+/* Add the window at K of literal L to nibble masks LO/HI. */
+static void add_masks(uint16_t *lo, uint16_t *hi, const struct literal *l,
+                      size_t k)
 {
 	for (int j = 0; j < FP; j++) {
-		unsigned x = fp[j] | 0x20u;
+		unsigned char b[2];
+		size_t n = spellings(l, k + (size_t)j, b);
 
-		lo[j] = (uint16_t)(lo[j] | 1u << (x & 15));
-		hi[j] = (uint16_t)(hi[j] | 1u << (x >> 4));
+		for (size_t m = 0; m < n; m++) {
+			lo[j] = (uint16_t)(lo[j] | 1u << (b[m] & 15));
+			hi[j] = (uint16_t)(hi[j] | 1u << (b[m] >> 4));
+		}
 	}
 }
 
@@ -293,17 +483,16 @@ static void place(struct ga_prefilter *pf, const struct counts *cnt,
 {
 	struct literal *l = &pf->lits[i];
 	size_t cand[WINDOWS], n_cand = 0, b_best = 0;
-	double c_best = HUGE_VAL, p_best = 0;
+	double c_best = HUGE_VAL;
 
 	/* The WINDOWS windows that occur least by themselves (then with the
 	 * rarest bytes) are the candidates: trying every window of a long
 	 * literal in every bucket costs more than it finds. */
 	for (size_t k = 0; k + FP <= l->len; k++) {
-		double w = window_weight(cnt, l->text + k);
+		double w = window_weight(cnt, l, k);
 		size_t at = n_cand < WINDOWS ? n_cand++ : WINDOWS;
 
-		while (at > 0 &&
-		       window_weight(cnt, l->text + cand[at - 1]) > w) {
+		while (at > 0 && window_weight(cnt, l, cand[at - 1]) > w) {
 			if (at < WINDOWS)
 				cand[at] = cand[at - 1];
 			at--;
@@ -313,33 +502,47 @@ static void place(struct ga_prefilter *pf, const struct counts *cnt,
 	}
 	for (size_t ci = 0; ci < n_cand; ci++) {
 		size_t k = cand[ci];
-		double own = cnt->grams ? cnt->grams[hash(loadfp(l->text + k),
-		                                          COUNT_BITS)]
-		                        : 0;
+		double own = own_count(cnt, l, k);
+		uint16_t wl[FP] = {0}, wh[FP] = {0};
 
+		/* A bucket adds nothing or more; candidates come by own
+		 * count: none from here on can do better. */
+		if (own >= c_best)
+			break;
+		add_masks(wl, wh, l, k);
 		for (size_t b = 0; b < BANKS * BUCKETS; b++) {
 			uint16_t tl[FP], th[FP];
 			double p, c;
 
-			memcpy(tl, f->lo[b], sizeof(tl));
-			memcpy(th, f->hi[b], sizeof(th));
-			add_masks(tl, th, l->text + k);
+			for (int j = 0; j < FP; j++) {
+				tl[j] = f->lo[b][j] | wl[j];
+				th[j] = f->hi[b][j] | wh[j];
+			}
 			/* a window whose nibbles the bucket has adds nothing */
-			p = memcmp(tl, f->lo[b], sizeof(tl)) ||
-			                    memcmp(th, f->hi[b], sizeof(th))
-			            ? bucket_cost(cnt, tl, th)
-			            : f->cost[b];
+			if (!memcmp(tl, f->lo[b], sizeof(tl)) &&
+			    !memcmp(th, f->hi[b], sizeof(th)))
+				p = f->cost[b];
+			else if (at_least(cnt, f, b, tl, th) + own >
+			         c_best * (1 + 1e-9))
+				continue;
+			else
+				p = bucket_cost(cnt, f, b, tl, th);
 			c = p - f->cost[b] + own;
 			if (c < c_best) {
 				c_best = c;
-				p_best = p;
 				b_best = b;
 				l->anchor = k;
 			}
 		}
 	}
-	f->cost[b_best] = p_best;
-	add_masks(f->lo[b_best], f->hi[b_best], l->text + l->anchor);
+	{
+		uint16_t tl[FP], th[FP];
+
+		memcpy(tl, f->lo[b_best], sizeof(tl));
+		memcpy(th, f->hi[b_best], sizeof(th));
+		add_masks(tl, th, l, l->anchor);
+		bucket_set(cnt, f, b_best, tl, th);
+	}
 	f->where[i] = (uint32_t)b_best;
 }
 
@@ -348,15 +551,13 @@ static void unplace(struct ga_prefilter *pf, const struct counts *cnt,
                     struct filling *f, size_t i)
 {
 	uint32_t b = f->where[i];
+	uint16_t lo[FP] = {0}, hi[FP] = {0};
 
 	f->where[i] = NONE;
-	memset(f->lo[b], 0, sizeof(f->lo[b]));
-	memset(f->hi[b], 0, sizeof(f->hi[b]));
 	for (size_t o = 0; o < pf->n_lits; o++)
 		if (f->where[o] == b)
-			add_masks(f->lo[b], f->hi[b],
-			          pf->lits[o].text + pf->lits[o].anchor);
-	f->cost[b] = bucket_cost(cnt, f->lo[b], f->hi[b]);
+			add_masks(lo, hi, &pf->lits[o], pf->lits[o].anchor);
+	bucket_set(cnt, f, b, lo, hi);
 }
 
 /* Literals in the order of their fingerprints, twins next to each
@@ -416,6 +617,60 @@ static int build_slots(struct ga_prefilter *pf)
 	}
 }
 
+/* What a position must hold for literal L to start L->anchor bytes
+ * before it, as struct group has it: the fingerprint, as it is when L
+ * keeps its case, and the byte after it, or, where the fingerprint ends
+ * L and L ends a word, no word character there.  "inf" is in the
+ * "INFO" of every NCCL line; " inf\b" is not. */
+static void probe_of(const struct literal *l, struct group *g)
+{
+	bool cased = l->flags & GA_PREFILTER_CASE;
+	size_t a = l->anchor;
+
+	g->fold = cased ? 0 : FOLD3;
+	g->key = cased ? loadraw(l->raw + a) : loadfp(l->text + a);
+	g->mask = 0xffffffu >> (8 * (3 - FP));
+	g->after = 0;
+	if (FP == 3 && a + FP < l->len) {
+		uint32_t f = cased ? 0 : 0x20;
+		unsigned char c = cased ? l->raw[a + FP] : l->text[a + FP];
+
+		g->fold |= f << 24;
+		g->key |= (uint32_t)(c | f) << 24;
+		g->mask = UINT32_MAX;
+	} else if (FP == 3 && (l->flags & GA_PREFILTER_WORD_END)) {
+		g->after = 1;
+	}
+}
+
+/* Make group G accept what it accepted and what MINE accepts: each byte
+ * where both check one stays checked, as it is if they agree, else
+ * without its case bit if that makes them agree ("found inf" ignores
+ * case, " completed in " does not: both want an "n" after "d i"). */
+static void merge_probe(struct group *g, const struct group *mine)
+{
+	uint32_t key = 0, fold = 0, mask = 0;
+
+	for (unsigned i = 0; i < 4; i++) {
+		uint32_t m = 0xffu << (8 * i), f = (g->fold | mine->fold) & m;
+
+		if (!(g->mask & mine->mask & m))
+			continue;
+		if (((g->key | f) & m) != ((mine->key | f) & m)) {
+			f |= 0x20u << (8 * i);
+			if (((g->key | f) & m) != ((mine->key | f) & m))
+				continue;
+		}
+		fold |= f;
+		mask |= m;
+		key |= (g->key | f) & m;
+	}
+	g->key = key;
+	g->fold = fold;
+	g->mask = mask;
+	g->after = g->after && mine->after;
+}
+
 /* Group the literals by fingerprint (groups 1..n_groups) and fill the
  * table that finds a group from a text position. */
 static int build_groups(struct ga_prefilter *pf)
@@ -430,17 +685,26 @@ static int build_groups(struct ga_prefilter *pf)
 		e[i].id = (uint32_t)i;
 	}
 	qsort(e, pf->n_lits, sizeof(*e), cmp_entry);
-	/* loadfp() leaves the top byte 0: no text has this one */
-	pf->groups[0].fp = UINT32_MAX;
-	pf->groups[0].first = pf->groups[0].end = 0;
+	/* loadfp() leaves the top byte 0: no text has this one, read
+	 * with any mask */
+	memset(&pf->groups[0], 0, sizeof(pf->groups[0]));
+	pf->groups[0].fp = pf->groups[0].key = UINT32_MAX;
+	pf->groups[0].mask = 0xffffffu >> (8 * (3 - FP));
 	pf->n_groups = 0;
 	for (size_t k = 0; k < pf->n_lits; k++) {
+		const struct literal *l = &pf->lits[e[k].id];
+		struct group *g = &pf->groups[pf->n_groups], mine;
+
+		probe_of(l, &mine);
 		if (k == 0 || e[k].fp != e[k - 1].fp) {
-			pf->n_groups++;
-			pf->groups[pf->n_groups].fp = e[k].fp;
-			pf->groups[pf->n_groups].first = (uint32_t)k;
+			g = &pf->groups[++pf->n_groups];
+			*g = mine;
+			g->fp = e[k].fp;
+			g->first = (uint32_t)k;
+		} else {
+			merge_probe(g, &mine);
 		}
-		pf->groups[pf->n_groups].end = (uint32_t)k + 1;
+		g->end = (uint32_t)k + 1;
 		pf->ids[k] = e[k].id;
 	}
 	free(e);
@@ -497,24 +761,18 @@ static int build(struct ga_prefilter *pf, const struct counts *cnt)
 		uint8_t bit = (uint8_t)(1u << (f->where[i] % BUCKETS));
 
 		for (int j = 0; j < FP; j++) {
-			unsigned x = l->text[l->anchor + (size_t)j] | 0x20u;
+			unsigned char x[2];
+			size_t n = spellings(l, l->anchor + (size_t)j, x);
 
-			bk->nib[j][0][x & 15] |= bit;
-			bk->nib[j][1][x >> 4] |= bit;
-			bk->table[j][x] |= bit;
+			for (size_t m = 0; m < n; m++) {
+				bk->nib[j][0][x[m] & 15] |= bit;
+				bk->nib[j][1][x[m] >> 4] |= bit;
+				bk->table[j][x[m]] |= bit;
+			}
 		}
 		if (l->anchor > pf->back)
 			pf->back = l->anchor;
 	}
-	/* Folding sets bit 5 of a byte, bit 1 of its high nibble: a high
-	 * nibble without it accepts what it would accept folded, and the
-	 * vector search need not fold the text. */
-	for (size_t b = 0; b < BANKS; b++)
-		for (int j = 0; j < FP; j++)
-			for (unsigned h = 0; h < 16; h++)
-				if (h & 2)
-					pf->banks[b].nib[j][1][h & ~2u] =
-					        pf->banks[b].nib[j][1][h];
 	rc = build_groups(pf);
 out:
 	if (f)
@@ -579,27 +837,72 @@ static struct ga_prefilter *alloc(size_t n)
 		ga_prefilter_destroy(pf);
 		return NULL;
 	}
+	for (unsigned c = 0; c < 256; c++)
+		pf->word[c] = (uint8_t)is_word((unsigned char)c);
 	return pf;
 }
 
-/* Typical byte frequencies, for a prefilter without a sample. */
-static void static_counts(struct counts *cnt)
+/* Number the bytes CNT has seen (freq and len set) and, with PAIRS, make
+ * room for their pairs, zeroed.  Returns -1 on ENOMEM. */
+static int see(struct counts *cnt, bool pairs)
+{
+	size_t m = 0, side;
+
+	memset(cnt->seen, 0, sizeof(cnt->seen));
+	for (unsigned x = 0; x < 256; x++)
+		if (cnt->freq[x] > 0) {
+			cnt->seen[x >> 4] = (uint16_t)(cnt->seen[x >> 4] |
+			                               1u << (x & 15));
+			cnt->inv[m] = 1 / (cnt->freq[x] * cnt->len);
+			cnt->prob[m] = cnt->freq[x];
+			cnt->index[x] = (uint16_t)m++;
+		}
+	for (unsigned x = 0; x < 256; x++)
+		if (cnt->freq[x] <= 0)
+			cnt->index[x] = (uint16_t)m;
+	cnt->inv[m] = cnt->prob[m] = 0;
+	cnt->n_seen = m;
+	if (!pairs)
+		return 0;
+	side = m + 1;
+	cnt->pairs = calloc(side * side, sizeof(*cnt->pairs));
+	cnt->into = calloc(side * side, sizeof(*cnt->into));
+	return cnt->pairs && cnt->into ? 0 : -1;
+}
+
+/* Fill CNT's into from its pairs. */
+static void transpose(struct counts *cnt)
+{
+	size_t side = cnt->n_seen + 1;
+
+	for (size_t a = 0; a < side; a++)
+		for (size_t b = 0; b < side; b++)
+			cnt->into[b * side + a] = cnt->pairs[a * side + b];
+}
+
+/* Typical byte frequencies, for a prefilter without a sample.  Control
+ * bytes and bytes above ASCII are taken as absent: a log is text, and
+ * fewer bytes to weigh make the estimate quicker. */
+static int static_counts(struct counts *cnt)
 {
 	double sum = 0;
 
 	memset(cnt, 0, sizeof(*cnt));
 	for (unsigned x = 0; x < 256; x++)
-		sum += byte_weight((unsigned char)x);
+		if ((x >= 0x20 && x < 0x7f) || x == '\t')
+			sum += byte_weight((unsigned char)x);
 	for (unsigned x = 0; x < 256; x++)
-		cnt->freq[x | 0x20] += byte_weight((unsigned char)x) / sum;
+		if ((x >= 0x20 && x < 0x7f) || x == '\t')
+			cnt->freq[x] = byte_weight((unsigned char)x) / sum;
 	cnt->len = 1;
+	return see(cnt, false);
 }
 
 struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
                                                const size_t *lens,
                                                const unsigned *flags, size_t n)
 {
-	struct counts none;
+	struct counts none = {.pairs = NULL, .into = NULL};
 	struct ga_prefilter *pf;
 
 	if (n == 0 || n > UINT32_MAX / 2) {
@@ -631,12 +934,17 @@ struct ga_prefilter *ga_prefilter_create_flags(const char *const *lits,
 			        (unsigned char)lits[i][k]);
 		pf->lits[i].len = lens[i];
 		pf->lits[i].flags = flags ? flags[i] : 0;
+		set_head(&pf->lits[i]);
 	}
-	static_counts(&none);
-	if (find_twins(pf) < 0 || build(pf, &none) < 0)
+	if (static_counts(&none) < 0 || find_twins(pf) < 0 ||
+	    build(pf, &none) < 0)
 		goto nomem;
+	free(none.pairs);
+	free(none.into);
 	return pf;
 nomem:
+	free(none.pairs);
+	free(none.into);
 	ga_prefilter_destroy(pf);
 	errno = ENOMEM;
 	return NULL;
@@ -658,9 +966,8 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 
 	memset(&cnt, 0, sizeof(cnt));
 	cnt.grams = calloc(1u << COUNT_BITS, sizeof(*cnt.grams));
-	cnt.pairs = calloc(1u << 16, sizeof(*cnt.pairs));
-	cnt.into = malloc((1u << 16) * sizeof(*cnt.into));
-	if (!t || !cnt.grams || !cnt.pairs || !cnt.into)
+	cnt.raw = calloc(1u << COUNT_BITS, sizeof(*cnt.raw));
+	if (!t || !cnt.grams || !cnt.raw)
 		goto nomem;
 	t->n_lits = pf->n_lits;
 	for (size_t i = 0; i < pf->n_lits; i++) {
@@ -673,30 +980,38 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 			goto nomem;
 		memcpy(t->lits[i].text, pf->lits[i].text, pf->lits[i].len);
 		memcpy(t->lits[i].raw, pf->lits[i].raw, pf->lits[i].len);
+		set_head(&t->lits[i]);
 	}
 	for (size_t i = 0; i + FP <= len; i++) {
 		uint32_t *c = &cnt.grams[hash(loadfp(s + i), COUNT_BITS)];
+		uint32_t *r = &cnt.raw[hash(loadraw(s + i), COUNT_BITS)];
 
 		if (*c < UINT32_MAX)
 			(*c)++;
+		if (*r < UINT32_MAX)
+			(*r)++;
 	}
 	for (size_t i = 0; i < len; i++)
-		hist[s[i] | 0x20]++;
-	for (size_t i = 0; i + 1 < len; i++)
-		cnt.pairs[(unsigned)(s[i] | 0x20) << 8 | (s[i + 1] | 0x20)]++;
-	for (unsigned x = 0; x < 1u << 16; x++)
-		cnt.into[x] = cnt.pairs[(x & 255) << 8 | x >> 8];
+		hist[s[i]]++;
 	for (unsigned x = 0; x < 256; x++)
 		cnt.freq[x] = len ? (double)hist[x] / (double)len : 0;
 	cnt.len = (double)len;
+	if (see(&cnt, true) < 0)
+		goto nomem;
+	for (size_t i = 0; i + 1 < len; i++)
+		cnt.pairs[cnt.index[s[i]] * (cnt.n_seen + 1) +
+		          cnt.index[s[i + 1]]]++;
+	transpose(&cnt);
 	if (build(t, &cnt) < 0)
 		goto nomem;
 	free(cnt.grams);
+	free(cnt.raw);
 	free(cnt.pairs);
 	free(cnt.into);
 	return t;
 nomem:
 	free(cnt.grams);
+	free(cnt.raw);
 	free(cnt.pairs);
 	free(cnt.into);
 	ga_prefilter_destroy(t);
@@ -775,14 +1090,6 @@ static void flush(struct scan *sc, size_t limit)
 	sc->pend.n -= done;
 }
 
-/* PCRE2's \w in byte mode without UCP. */
-static inline int is_word(unsigned char c)
-{
-	unsigned char f = (unsigned char)(c | 0x20);
-
-	return (f >= 'a' && f <= 'z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 /* Does literal L occur at START? */
 static int occurs(const struct scan *sc, const struct literal *l, size_t start)
 {
@@ -790,7 +1097,14 @@ static int occurs(const struct scan *sc, const struct literal *l, size_t start)
 
 	if (start < sc->floor || l->len > sc->len - start)
 		return 0;
-	/* The boundaries first: a byte each, and what rejects " inf\b" in
+	if (sc->len - start >= 8) {
+		uint64_t w;
+
+		memcpy(&w, t, sizeof(w));
+		if (((w | l->fold) & l->mask) != l->head)
+			return 0;
+	}
+	/* Then the boundaries: a byte each, and what rejects " inf\b" in
 	 * the " INFO" of every log line. */
 	if ((l->flags & GA_PREFILTER_WORD_START) && start > 0 && is_word(t[-1]))
 		return 0;
@@ -844,10 +1158,8 @@ static void verify(struct scan *sc, size_t p, uint32_t g)
 }
 
 #ifdef HAVE_AVX2_PATH
-/* Positions P.. before TO, 32 at a time while 32 + FP - 1 bytes can be
- * read; returns where it stopped. */
-/* Which of the 32 positions at T a bucket accepts: a bit each.  Not
- * folded: the high nibble tables fold. */
+/* Which of the 32 positions at T a bucket accepts: a bit each.  The
+ * tables hold both cases where a literal ignores case: no folding. */
 __attribute__((target("avx2"), always_inline)) static inline uint32_t accepts32(
         const unsigned char *t, const __m256i m[BANKS][FP][2])
 {
@@ -878,20 +1190,52 @@ __attribute__((target("avx2"), always_inline)) static inline uint32_t accepts32(
 	        _mm256_cmpeq_epi8(any, _mm256_setzero_si256()));
 }
 
-/* Positions P.. before TO, 64 at a time (one branch for both halves)
- * while 64 + FP - 1 bytes can be read, then 32; returns where it
- * stopped. */
+/* Append P + the offset of each bit of MASK to OUT; returns how many.
+ * The first four without a branch: most blocks of 64 positions that the
+ * buckets accept hold one to three, and whether a block holds any is no
+ * pattern a branch predictor learns. */
+static inline size_t positions(uint16_t *out, uint64_t mask, size_t p)
+{
+	size_t n = (size_t)__builtin_popcountll(mask);
+
+	/* the top bit keeps ctz defined; what lands past n is dropped */
+#pragma GCC unroll 4
+	for (int k = 0; k < 4; k++) {
+		out[k] = (uint16_t)(p + (unsigned)__builtin_ctzll(
+		                                mask | UINT64_C(1) << 63));
+		mask &= mask - 1;
+	}
+	for (size_t k = 4; k < n; k++) {
+		out[k] = (uint16_t)(p + (unsigned)__builtin_ctzll(mask));
+		mask &= mask - 1;
+	}
+	return n;
+}
+
+/* Positions P.. before TO (at most CHUNK), 64 at a time while 64 + FP
+ * bytes can be read, then 32; returns where it stopped.  Three passes:
+ * the buckets' test lists the positions they accept, the table of
+ * fingerprints keeps those that hold one, and their literals are
+ * compared.  Each pass is a loop without a branch on the text, where
+ * one pass interleaving them mispredicted a branch or two per block of
+ * 64. */
 __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
                                                         size_t p, size_t to)
 {
 	const struct ga_prefilter *pf = sc->pf;
-	/* in registers: the compiler cannot tell that verify() leaves them */
-	const unsigned char *s = sc->s;
+	const unsigned char *s = sc->s + p;
 	const uint32_t *slot = pf->slot, mult = pf->mult,
 	               shift = 32 - pf->slot_bits;
 	const struct group *groups = pf->groups;
+	const uint8_t *word = pf->word;
+	/* offsets from p: CHUNK fits 16 bits; 4 written past the last */
+	uint16_t at[CHUNK + 4], hit_at[CHUNK + 4];
+	uint32_t hit_grp[CHUNK + 4];
+	/* + FP: the fingerprint is read as a word of 4 bytes */
+	size_t n = 0, n_hits = 0, q = 0, end = to - p, avail = sc->len - p;
 	__m256i m[BANKS][FP][2];
 
+	_Static_assert(CHUNK + 64 <= 65536, "offsets in 16 bits");
 	for (int b = 0; b < BANKS; b++)
 		for (int j = 0; j < FP; j++)
 			for (int h = 0; h < 2; h++)
@@ -899,46 +1243,41 @@ __attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
 				        _mm_loadu_si128(
 				                (const __m128i *)pf->banks[b]
 				                        .nib[j][h]));
-	while (p < to && p + 32 + FP - 1 <= sc->len && !sc->stop) {
-		uint64_t mask = accepts32(sc->s + p, m);
-		size_t step = 32;
+	for (; q < end && q + 64 + FP <= avail; q += 64) {
+		uint64_t mask = accepts32(s + q, m) |
+		                (uint64_t)accepts32(s + q + 32, m) << 32;
 
-		if (p + 64 + FP - 1 <= sc->len) {
-			mask |= (uint64_t)accepts32(sc->s + p + 32, m) << 32;
-			step = 64;
-		}
-		if (to - p < 64)
-			mask &= (UINT64_C(1) << (to - p)) - 1;
-		/* A literal's fingerprint is in its bucket: the table of
-		 * fingerprints says which accepted positions hold one, one
-		 * look each and no branch on the answer (a third of them
-		 * hold one here, in no order a branch predictor learns). */
-		if (mask) {
-			uint32_t grp[64];
-			uint64_t hits = 0;
-
-			/* Each look is independent of the one before (a hit
-			 * is a bit, not the next slot of a list): the
-			 * processor overlaps them. */
-			do {
-				unsigned j = (unsigned)__builtin_ctzll(mask);
-				uint32_t fp = loadfp(s + p + j);
-				uint32_t g = slot[(fp * mult) >> shift];
-
-				mask &= mask - 1;
-				grp[j] = g;
-				hits |= (uint64_t)(groups[g].fp == fp) << j;
-			} while (mask);
-			while (hits && !sc->stop) {
-				unsigned j = (unsigned)__builtin_ctzll(hits);
-
-				hits &= hits - 1;
-				verify(sc, p + j, grp[j]);
-			}
-		}
-		p += step;
+		if (end - q < 64)
+			mask &= (UINT64_C(1) << (end - q)) - 1;
+		n += positions(at + n, mask, q);
 	}
-	return p < to ? p : to;
+	if (q < end && q + 32 + FP <= avail) {
+		uint64_t mask = accepts32(s + q, m);
+
+		if (end - q < 32)
+			mask &= (UINT64_C(1) << (end - q)) - 1;
+		n += positions(at + n, mask, q);
+		q += 32;
+	}
+	/* A literal's fingerprint is in its bucket: the table of
+	 * fingerprints says which accepted positions hold one, one look
+	 * each and no branch on the answer. */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t raw, g;
+
+		memcpy(&raw, s + at[i], sizeof(raw));
+		g = slot[(((raw & 0xffffffu >> (8 * (3 - FP))) | FOLD3) *
+		          mult) >>
+		         shift];
+		hit_at[n_hits] = at[i];
+		hit_grp[n_hits] = g;
+		n_hits += (((raw | groups[g].fold) & groups[g].mask) ==
+		           groups[g].key) &
+		          !(groups[g].after & word[raw >> 24]);
+	}
+	for (size_t i = 0; i < n_hits && !sc->stop; i++)
+		verify(sc, p + hit_at[i], hit_grp[i]);
+	return q < end ? p + q : to;
 }
 #endif
 
@@ -958,17 +1297,19 @@ static void scan_range(struct scan *sc, size_t p, size_t to)
 
 		for (size_t b = 0; b < BANKS; b++) {
 			const struct bank *bk = &pf->banks[b];
-			unsigned r = bk->table[0][s[p] | 0x20];
+			unsigned r = bk->table[0][s[p]];
 
 			for (int j = 1; j < FP; j++)
-				r &= bk->table[j][s[p + (size_t)j] | 0x20];
+				r &= bk->table[j][s[p + (size_t)j]];
 			any |= r;
 		}
 		if (!any)
 			continue;
-		fp = loadfp(s + p);
-		g = pf->slot[slot_of(pf, fp)];
-		if (pf->groups[g].fp == fp)
+		/* the fingerprint only: the byte after may not be there */
+		fp = loadraw(s + p);
+		g = pf->slot[slot_of(pf, fp | FOLD3)];
+		if ((((fp | pf->groups[g].fold) ^ pf->groups[g].key) &
+		     pf->groups[g].mask & 0xffffffu >> (8 * (3 - FP))) == 0)
 			verify(sc, p, g);
 	}
 }

@@ -150,6 +150,62 @@ static void test_count_newlines(void)
 	ok(same, "newline count: same as a byte loop at every length");
 }
 
+/* The regions a reader says hold no escape byte, and those it does not. */
+struct esc_check {
+	struct ga_linereader *r;
+	int wrong, clean, unsure;
+};
+
+static void check_esc(void *ctx, const char *data, size_t len, uint64_t line)
+{
+	struct esc_check *e = ctx;
+
+	(void)line;
+	if (!e->r->no_escape)
+		e->unsure++;
+	else if (memchr(data, 0x1b, len))
+		e->wrong++;
+	else
+		e->clean++;
+}
+
+/* no_escape never claims a region with an escape byte is without one,
+ * wherever the byte lies (the vector part, the last bytes, the edges),
+ * and says so of plain regions. */
+static void test_no_escape(void)
+{
+	static char text[9000];
+	struct tap_rng rng = {4711};
+	struct esc_check e = {NULL, 0, 0, 0};
+	struct ga_linereader r;
+	int plain = 0;
+
+	e.r = &r;
+	for (int round = 0; round < 400; round++) {
+		size_t len = 1 + tap_below(&rng, sizeof(text) - 1);
+
+		for (size_t i = 0; i < len; i++)
+			text[i] = tap_below(&rng, 40) == 0
+			                  ? '\n'
+			                  : (char)('a' + tap_below(&rng, 26));
+		if (round % 2)
+			text[round % 4 == 1
+			             ? tap_below(&rng, len)
+			             : len - 1 - tap_below(&rng, 70) % len] =
+			        0x1b;
+		else
+			plain++;
+		text[len - 1] = '\n';
+		ga_linereader_init(&r, check_esc, &e);
+		ga_linereader_feed(&r, text, len);
+		ga_linereader_finish(&r);
+	}
+	is_int(e.wrong, 0, "no escape: never said of a region with one");
+	ok(e.clean >= plain,
+	   "no escape: said of the plain texts' regions (%d for %d texts)",
+	   e.clean, plain);
+}
+
 int main(void)
 {
 	struct ga_buf b;
@@ -241,5 +297,6 @@ int main(void)
 	}
 	ga_buf_finish(&b);
 	test_count_newlines();
+	test_no_escape();
 	return tap_done();
 }
