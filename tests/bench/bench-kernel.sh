@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # tests/bench/bench-kernel.sh GPUALERT_SO [PORT]
 #
-# Step completion with the kernel evidence off and on, paired in one lab
+# srun's wall time with the kernel evidence off and on, paired in one lab
 # and one run (the plugin's config is switched between steps; slurmstepd
 # reads it per step).  Not a test: prints numbers.  Needs root and
 # Debian's slurm.  Each step fails (`srun false`): only a failed step reads
@@ -59,7 +59,7 @@ for c in off on scan; do
 	printf '%-8s median %7.2f ms  (quartiles %s ms)\n' "$c" \
 		"$(echo "$(median <"$L/lat.$c")/1000" | bc -l)" "$(quart <"$L/lat.$c")"
 done
-echo "== inside slurm_spank_exit (slurmd.log)"
+echo "== in the report process after the step (slurmd.log)"
 grep -h 'gpualert: exit: kernel log' "$GPUALERT_LAB"/log/slurmd*.log |
 	sed -n 's/.* in \([0-9.]*\) ms$/\1/p' | median |
 	xargs printf 'on+scan: kernel log read and parsed in %s ms (median)\n'

@@ -170,7 +170,7 @@ cpu "batch (.out file)" $((n0 + 1))
 u srun python3 "$J/trainlog.py" "$SECS" "$J/task.cpu" >/dev/null
 cpu "srun (pipe)" $((n0 + 2))
 
-echo "== step completion: slurm_spank_exit (read-back + verdicts + spool fsync), from slurmd.log"
+echo "== the report process after each step (read-back, verdicts, spool fsync; the step does not wait for it), from slurmd.log"
 slurmd_log | grep 'gpualert: exit' | sed -n 's/.*report spooled in \([0-9.]*\) ms.*/\1/p' |
     sort -n | awk '{a[NR]=$1} END {if (NR) printf "median %s ms, max %s ms over %d steps\n", a[int((NR+1)/2)], a[NR], NR}'
 echo "== helper peak RSS (srun steps)"
