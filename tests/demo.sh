@@ -66,6 +66,12 @@ for _ in $(seq 1 240); do
 	[ -z "$(squeue -h -j "$(echo $ids | tr ' ' ,)" 2>/dev/null)" ] && break
 	sleep 0.5
 done
+# Each step's report is written by a process of gpualert's own
+# (gpualert-report) that the step's end does not wait for.
+for _ in $(seq 1 120); do
+	pgrep -x gpualert-report >/dev/null || break
+	sleep 0.25
+done
 for id in $ids; do
 	scontrol show job "$id" | grep -o 'JobId=[0-9]* JobName=[^ ]*\|JobState=[A-Z_]*\|ExitCode=[0-9:]*' |
 		tr '\n' ' '
