@@ -333,28 +333,57 @@ check "srun job killing its helper: the report says the capture helper did not f
 # The report process outlives the step: caught and stopped while it reads a
 # big record, it must hold no socket, pipe or terminal of the step (srun
 # and slurmd would wait on them), be outside the job's cgroups (Slurm
-# SIGKILLs what is left in them when the job ends), and still spool the
+# empties them when the job ends), and still spool the
 # report once the job is long gone.
-ours() { ls -l /proc/$1/fd 2>/dev/null | grep -q "$ROOT/on/"; }   # this lab's slurmd.log
+stopped() {    # stopped by us, not gone (a process already exiting ignores SIGSTOP)
+    local i
+    for i in $(seq 1 50); do
+        [ "$(awk '{print $3}' /proc/$1/stat 2>/dev/null)" = T ] && return 0
+        [ -d /proc/$1 ] || return 1
+        sleep 0.002
+    done
+    return 1
+}
 detached() {   # no socket/pipe/terminal left, and at the root of every cgroup hierarchy
+    [ -r /proc/$1/cgroup ] &&
     ! ls -l /proc/$1/fd 2>/dev/null | grep -q -e 'socket:' -e 'pipe:' -e '/dev/pts' &&
     ! grep -q ':/.' /proc/$1/cgroup
 }
+# catch PATTERN SECONDS: SIGSTOP the first gpualert-report holding a file
+# whose path contains PATTERN (a tight /proc scan: it lives tens of ms)
+catch() {
+    python3 - "$1" "$2" <<'EOP'
+import os, signal, sys, time
+pat, end = sys.argv[1], time.time() + float(sys.argv[2])
+while time.time() < end:
+    for p in os.listdir('/proc'):
+        if not p.isdigit():
+            continue
+        try:
+            if open(f'/proc/{p}/comm').read().strip() != 'gpualert-report':
+                continue
+            if not any(pat in os.readlink(f'/proc/{p}/fd/{f}') for f in os.listdir(f'/proc/{p}/fd')):
+                continue
+            os.kill(int(p), signal.SIGSTOP)
+            print(p)
+            sys.exit(0)
+        except OSError:
+            continue
+    time.sleep(0.0005)
+sys.exit(1)
+EOP
+}
 rp=
 for try in 1 2 3; do
+    catch "$ROOT/on/" 30 >"$ROOT/caught" & cp=$!
     (cd $ROOT/on/jobs && runuser -u labuser -- srun -J slowreport$try bash -c 'seq 1 4000000; exit 3' >/dev/null 2>&1) &
     sp=$!
-    for i in $(seq 1 4000); do
-        for p in $(pgrep -x gpualert-report); do ours $p && { rp=$p; break; }; done
-        [ -n "$rp" ] && break
-        kill -0 $sp 2>/dev/null || [ $i -lt 500 ] || break
-        sleep 0.002
-    done
-    if [ -n "$rp" ]; then
-        kill -STOP $rp
-        for i in $(seq 1 200); do detached $rp && break; kill -CONT $rp; sleep 0.001; kill -STOP $rp; done
-        break
+    wait $cp; rp=$(cat "$ROOT/caught")
+    if [ -n "$rp" ] && stopped $rp; then
+        for i in $(seq 1 200); do detached $rp && break; kill -CONT $rp; sleep 0.001; kill -STOP $rp; stopped $rp || break; done
+        stopped $rp && break
     fi
+    [ -n "$rp" ] && kill -CONT $rp 2>/dev/null; rp=
     wait $sp
 done
 check "report process: caught one while it read its record (pid ${rp:-none})" [ -n "$rp" ]
@@ -368,7 +397,11 @@ if [ -n "$rp" ]; then
     sleep 1    # slurmd's cleanup of the ended job
     check "report process: survives the end of its job" kill -0 $rp
     kill -CONT $rp
-    check "report process: the report is spooled afterwards" grep -q '"class":"' "$(report_of slowreport$try)"
+    for i in $(seq 1 100); do [ -d /proc/$rp ] || break; sleep 0.1; done
+    # the one caught may be an earlier try's: every try's report is there
+    for t in $(seq 1 $try); do
+        check "report process: the report of slowreport$t is spooled" grep -q '"class":"' "$(report_of slowreport$t)"
+    done
 fi
 # srun -u: a pty on fd 1 (left alone), a pipe on fd 2 (captured)
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -u -J unbuffered bash -c \
