@@ -524,14 +524,7 @@ static void quiet_sink(enum ga_log_level level, const char *msg, void *ctx)
 /* Move the fds we keep to 3.., close the rest.  FDS are updated. */
 static void keep_fds(int *fds[], int n)
 {
-	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-	if (nul >= 0) {
-		for (int fd = 0; fd <= 2; fd++)
-			dup2(nul, fd);
-		if (nul > 2)
-			close(nul);
-	}
+	ga_stdio_to_null();
 	for (int i = 0; i < n; i++)
 		if (*fds[i] >= 0)
 			*fds[i] = fcntl(*fds[i], F_DUPFD_CLOEXEC, 64);
@@ -824,9 +817,7 @@ static enum ga_capture_mode interpose(const struct ga_capture_opts *o,
 {
 	enum ga_capture_mode mode;
 	int p1[2] = {-1, -1}, p2[2] = {-1, -1};
-	int out1 = -1, out2 = -1, first_fd, n_streams;
-	pid_t mid;
-	int status;
+	int out1 = -1, out2 = -1, first_fd, n_streams, forked;
 
 	if (kind[0] == GA_FD_PIPE && kind[1] == GA_FD_PIPE)
 		mode = same_file(STDOUT_FILENO, STDERR_FILENO)
@@ -848,30 +839,19 @@ static enum ga_capture_mode interpose(const struct ga_capture_opts *o,
 		*why = "cannot duplicate the task's stdout/stderr";
 		goto fail;
 	}
-	mid = fork();
-	if (mid < 0) {
-		*why = "cannot fork the capture helper";
-		goto fail;
-	}
-	if (mid == 0) {
-		/* Double fork: the helper must not be a child of the program,
-		 * which may wait() for all its children. */
-		pid_t h = fork();
-
-		if (h != 0)
-			_exit(h < 0 ? 1 : 0);
+	/* Detached: the helper must not be a child of the program, which
+	 * may wait() for all its children. */
+	forked = ga_fork_detached();
+	if (forked == 0) {
 		close(p1[1]);
 		if (p2[1] >= 0)
 			close(p2[1]);
 		helper_main(o, p1[0], p2[0], out1, out2, o->log_fd, o->sock_fd,
 		            n_streams);
 	}
-	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
-		;
-	/* The intermediate exits 0 only once the helper exists, and the
-	 * helper holds the pipes' read ends from its birth: redirecting is
-	 * safe now. */
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	/* Returned once the helper exists, and the helper holds the pipes'
+	 * read ends from its birth: redirecting is safe now. */
+	if (forked < 0) {
 		*why = "cannot fork the capture helper";
 		goto fail;
 	}

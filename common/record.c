@@ -230,14 +230,10 @@ int ga_record_classify_start(const struct ga_record *recs, size_t n,
 		return -e;
 	}
 	if (pid == 0) {
-		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-
 		/* Nothing of the collector's but the records and the answer
 		 * pipe: the records are the fds it holds, all close-on-exec,
 		 * and this child never execs. */
-		if (nul >= 0)
-			for (int fd = 0; fd <= 2; fd++)
-				dup2(nul, fd);
+		ga_stdio_to_null();
 		close(p[0]);
 		close_others(recs, n, p[1]);
 		child_main(recs, n, o, p[1]);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 size_t ga_safe_copy(char *out, size_t size, const char *s, const char *extra,
@@ -40,4 +43,39 @@ void ga_limit_memory(uint64_t budget)
 		(void)setrlimit(RLIMIT_AS, &rl);
 	}
 	fclose(f);
+}
+
+int ga_fork_detached(void)
+{
+	int status;
+	pid_t mid = fork();
+
+	if (mid < 0)
+		return -1;
+	if (mid == 0) {
+		pid_t grandchild = fork();
+
+		if (grandchild != 0)
+			_exit(grandchild < 0 ? 1 : 0);
+		return 0;
+	}
+	if (GA_RETRY_EINTR(waitpid(mid, &status, 0)) < 0)
+		return -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		errno = EAGAIN;
+		return -1;
+	}
+	return 1;
+}
+
+void ga_stdio_to_null(void)
+{
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (nul < 0)
+		return;
+	for (int fd = 0; fd <= 2; fd++)
+		dup2(nul, fd);
+	if (nul > 2)
+		close(nul);
 }

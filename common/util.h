@@ -90,4 +90,14 @@ size_t ga_safe_copy(char *out, size_t size, const char *s, const char *extra,
  * unreadable /proc/self/statm: no address-space limit. */
 void ga_limit_memory(uint64_t budget);
 
+/* Fork a grandchild that nobody waits for: the intermediate child forks
+ * it and exits at once, and is reaped here.  Returns 0 in the grandchild
+ * (its parent is gone: init or a subreaper reaps it), 1 in the caller
+ * once the grandchild exists, -1 (errno set) when either fork failed. */
+int ga_fork_detached(void);
+
+/* Point fds 0, 1 and 2 at /dev/null (a forked child that must hold none
+ * of its parent's stdio). */
+void ga_stdio_to_null(void);
+
 #endif

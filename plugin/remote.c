@@ -552,9 +552,9 @@ static void write_report(spank_t sp)
 
 /* Move the calling process to the root cgroup of every hierarchy (as
  * slurmstepd moves itself before removing the step's).  slurmstepd is
- * still in the job's freezer cgroup, which Slurm empties with SIGKILL when
- * the job ends and which srun's completion waits on.  Where a move is
- * refused the process stays, and may lose the race with that cleanup. */
+ * still in the job's freezer cgroup, which Slurm empties when the job
+ * ends.  Where a move is refused the process stays, and may lose the race
+ * with that cleanup. */
 static void leave_job_cgroups(void)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -616,19 +616,13 @@ static bool keep_in_report(int fd)
 static void detach_from_step(void)
 {
 	DIR *d;
-	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	/* Named first: from its birth, ps(1) and the tests tell it from
 	 * slurmstepd. */
 	(void)prctl(PR_SET_NAME, "gpualert-report", 0, 0, 0);
 	(void)setsid();
 	leave_job_cgroups();
-	if (nul >= 0) {
-		for (int fd = 0; fd <= 2; fd++)
-			dup2(nul, fd);
-		if (nul > 2)
-			close(nul);
-	}
+	ga_stdio_to_null();
 	d = opendir("/proc/self/fd");
 	if (!d) {
 		/* No /proc: the records go with everything else; the report
@@ -648,51 +642,33 @@ static void detach_from_step(void)
 	closedir(d);
 }
 
-/* Hand the report to a process of its own and return: slurmstepd's own
- * end (and with it srun's: srun exits once the controller has heard that
- * the step completed, which slurmstepd says after slurm_spank_exit) does
- * not wait for the records to be read and the report spooled.  The
- * process is a grandchild, so slurmstepd has nothing to reap, and it
- * leaves the job's cgroups, so Slurm's cleanup of the job neither waits
- * for it nor takes it down.  True when it took over. */
-static bool report_elsewhere(void)
-{
-	pid_t mid;
-	int status;
-
-	/* Messages a helper sent after its task_exit wait are in the state
-	 * the report process copies. */
-	(void)ga_collector_pump(R.coll, 0);
-	mid = fork();
-	if (mid < 0)
-		return false;
-	if (mid == 0) {
-		pid_t rep = fork();
-
-		if (rep != 0)
-			_exit(rep < 0 ? 1 : 0);
-		detach_from_step();
-		return true; /* the caller writes the report and exits */
-	}
-	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 int ga_remote_exit(spank_t sp)
 {
-	pid_t self = getpid();
-
 	if (R.active) {
-		if (!report_elsewhere()) {
-			ga_log(GA_LOG_INFO,
-			       "gpualert: exit: step %s.%s: cannot fork the "
-			       "report process: reporting in slurmstepd",
-			       R.job, R.step);
-			write_report(sp);
-		} else if (getpid() != self) {
+		/* Messages a helper sent after its task_exit wait go into the
+		 * state the report process copies. */
+		(void)ga_collector_pump(R.coll, 0);
+		/* The report is written by a process of its own, and
+		 * slurmstepd's end does not wait for it: srun exits once the
+		 * controller has heard that the step completed, which
+		 * slurmstepd says after slurm_spank_exit.  Detached, so
+		 * slurmstepd has nothing to reap; out of the job's cgroups,
+		 * so Slurm's cleanup of the job neither waits for it nor
+		 * takes it down. */
+		switch (ga_fork_detached()) {
+		case 0:
+			detach_from_step();
 			write_report(sp);
 			_exit(0);
+		case 1:
+			break;
+		default:
+			ga_log(GA_LOG_INFO,
+			       "gpualert: exit: step %s.%s: cannot fork the "
+			       "report process (%s): reporting in slurmstepd",
+			       R.job, R.step, strerror(errno));
+			write_report(sp);
+			break;
 		}
 	}
 	ga_collector_destroy(R.coll);
