@@ -350,11 +350,29 @@ detached() {   # no socket/pipe/terminal left, and at the root of every cgroup h
     ! grep -q ':/.' /proc/$1/cgroup
 }
 # catch PATTERN SECONDS: SIGSTOP the first gpualert-report holding a file
-# whose path contains PATTERN (a tight /proc scan: it lives tens of ms)
+# whose path contains PATTERN (a tight /proc scan: it lives tens of ms),
+# then let it run in steps of a fraction of a millisecond until it has
+# detached from the step (the checks below), and print its pid stopped
+# there.  Once detached it compiles the rules before it opens pipes of its
+# own, so the steps cannot overshoot.
 catch() {
     python3 - "$1" "$2" <<'EOP'
 import os, signal, sys, time
 pat, end = sys.argv[1], time.time() + float(sys.argv[2])
+def state(p):
+    return open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[0]
+def stop(p):
+    os.kill(p, signal.SIGSTOP)
+    for _ in range(2000):
+        if state(p) == 'T':
+            return
+        time.sleep(0.0001)
+    raise OSError('not stopped')
+def detached(p):
+    if any(l.split(':', 2)[2].strip() != '/' for l in open(f'/proc/{p}/cgroup')):
+        return False
+    links = [os.readlink(f'/proc/{p}/fd/{f}') for f in os.listdir(f'/proc/{p}/fd')]
+    return not any(l.startswith(('socket:', 'pipe:', '/dev/pts')) for l in links)
 while time.time() < end:
     for p in os.listdir('/proc'):
         if not p.isdigit():
@@ -364,9 +382,16 @@ while time.time() < end:
                 continue
             if not any(pat in os.readlink(f'/proc/{p}/fd/{f}') for f in os.listdir(f'/proc/{p}/fd')):
                 continue
-            os.kill(int(p), signal.SIGSTOP)
-            print(p)
-            sys.exit(0)
+            p = int(p)
+            stop(p)
+            for _ in range(20000):
+                if detached(p):
+                    print(p)
+                    sys.exit(0)
+                os.kill(p, signal.SIGCONT)
+                time.sleep(0.0002)
+                stop(p)
+            os.kill(p, signal.SIGCONT)
         except OSError:
             continue
     time.sleep(0.0005)
@@ -379,10 +404,7 @@ for try in 1 2 3; do
     (cd $ROOT/on/jobs && runuser -u labuser -- srun -J slowreport$try bash -c 'seq 1 4000000; exit 3' >/dev/null 2>&1) &
     sp=$!
     wait $cp; rp=$(cat "$ROOT/caught")
-    if [ -n "$rp" ] && stopped $rp; then
-        for i in $(seq 1 200); do detached $rp && break; kill -CONT $rp; sleep 0.001; kill -STOP $rp; stopped $rp || break; done
-        stopped $rp && break
-    fi
+    [ -n "$rp" ] && stopped $rp && break
     [ -n "$rp" ] && kill -CONT $rp 2>/dev/null; rp=
     wait $sp
 done
