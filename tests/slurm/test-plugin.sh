@@ -51,6 +51,13 @@ n=0; fails=0
 ok()   { n=$((n+1)); echo "ok $n - $*"; }
 nok()  { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+# same_output ON OFF: byte-identical after norm; otherwise the difference
+# is shown as TAP comments, for the record of a failed run
+same_output() {
+    cmp -s <(norm "$1") <(norm "$2") && return 0
+    diff <(norm "$1") <(norm "$2") | head -20 | sed 's/^/#   /'
+    return 1
+}
 
 start_lab() {   # $1 = on|off
     local s=$1 L=$ROOT/$1
@@ -198,14 +205,16 @@ jobcomp() {    # lab jobid -> "STATE EXIT"
 }
 # what legitimately differs between the two labs: node names (and which
 # of the two nodes the scheduler picked for a one-node job), lab paths,
-# pids and job ids in bash's job messages (each lab numbers its own jobs),
+# pids (right-aligned: a pid one digit longer shifts the line) and job ids
+# in bash's and slurmstepd's messages (each lab numbers its own jobs),
 # timestamps, dd's speed, and srun's own
 # scheduling chatter (how long a step waited for CPUs depends on the load)
 norm() { sed -e '/^srun: \(Job step creation temporarily disabled\|Step created for\|job [0-9]* queued and waiting\|job [0-9]* has been allocated\)/d' \
              -e "s/ga${PORT[on]}n[0-9]*/gaNODE/g; s/ga${PORT[off]}n[0-9]*/gaNODE/g" \
              -e 's/AT [0-9T:-]*/AT <time>/g' \
              -e "s#$ROOT/on#LAB#g; s#$ROOT/off#LAB#g" \
-             -e 's/^\(.*: line [0-9]*: *\)[0-9]* /\1PID /' \
+             -e 's/^\(.*: line [0-9]*:\) *[0-9]* /\1 PID /' \
+             -e 's/StepId=[0-9]*/StepId=ID/g' \
              -e 's#/job[0-9]*/slurm_script#/jobID/slurm_script#' \
              -e 's/copied, .*/copied, <speed>/' "$1"; }
 
@@ -235,11 +244,11 @@ while IFS=$'\t' read -r name kind opts cmd class; do
             [ "$(wc -l <$ON/$name.out)" = 2000002 -a "$(grep -c LAST-LINE- $ON/$name.out)" = 2 ]
     elif [ "$kind" = batch ]; then
         oon=$(out_of on $name) ooff=$(out_of off $name)
-        check "$name: output byte-identical" cmp -s <(norm $oon) <(norm $ooff)
+        check "$name: output byte-identical" same_output $oon $ooff
     elif [ "$kind" = srunfile ]; then
-        check "$name: the task's file byte-identical" cmp -s <(norm $ON/$name.0.out) <(norm $OFF/$name.0.out)
+        check "$name: the task's file byte-identical" same_output $ON/$name.0.out $OFF/$name.0.out
     else
-        check "$name: output byte-identical" cmp -s <(norm $ON/$name.out) <(norm $OFF/$name.out)
+        check "$name: output byte-identical" same_output $ON/$name.out $OFF/$name.out
     fi
     logs=$(ls $ON/gpualert-$jid/*.$step.*.log 2>/dev/null)
     if [ "$kind" != srun ]; then
