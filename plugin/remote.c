@@ -32,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -48,6 +50,12 @@
 #include "spool.h"
 #include "task.h"
 #include "util.h"
+
+/* How long a report process waits for slurmstepd to exit before it
+ * starts anyway: slurmstepd normally exits within tens of ms of
+ * slurm_spank_exit, and a stuck one (unkillable processes) only delays
+ * the report. */
+#define REPORT_WAIT_MS 10000
 
 struct task_rec {
 	uint32_t id; /* global rank */
@@ -610,10 +618,11 @@ static bool keep_in_report(int fd)
 	}
 }
 
-/* In the report process: hold nothing anybody waits on.  srun, slurmd and
- * a --pty terminal see the step end when slurmstepd's sockets, pipes and
- * terminals close, and this process outlives slurmstepd. */
-static void detach_from_step(void)
+/* In the report process: hold nothing anybody waits on (but KEEP, a
+ * pidfd).  srun, slurmd and a --pty terminal see the step end when
+ * slurmstepd's sockets, pipes and terminals close, and this process
+ * outlives slurmstepd. */
+static void detach_from_step(int keep)
 {
 	DIR *d;
 
@@ -627,14 +636,17 @@ static void detach_from_step(void)
 	if (!d) {
 		/* No /proc: the records go with everything else; the report
 		 * then says what could not be read. */
-		close_range(3, ~0U, 0);
+		if (keep > 3)
+			close_range(3, (unsigned)keep - 1, 0);
+		close_range(keep >= 3 ? (unsigned)keep + 1 : 3, ~0U, 0);
 		return;
 	}
 	for (struct dirent *e; (e = readdir(d));) {
 		char *end;
 		long fd = strtol(e->d_name, &end, 10);
 
-		if (*end || end == e->d_name || fd <= 2 || fd == dirfd(d))
+		if (*end || end == e->d_name || fd <= 2 || fd == dirfd(d) ||
+		    fd == keep)
 			continue;
 		if (!keep_in_report((int)fd))
 			close((int)fd);
@@ -642,33 +654,55 @@ static void detach_from_step(void)
 	closedir(d);
 }
 
+/* In the report process: wait (bounded) for slurmstepd to exit before
+ * reading anything.  On a small node the report's rule compilation,
+ * read-back and fsync otherwise compete with slurmstepd, slurmd, the
+ * controller and srun for the CPUs and the disk while they complete the
+ * step, which every srun waits for.  The mail is minutes away anyway. */
+static void wait_for_slurmstepd(int stepd_pidfd)
+{
+	struct pollfd p = {.fd = stepd_pidfd, .events = POLLIN};
+
+	if (stepd_pidfd < 0)
+		return;
+	(void)GA_RETRY_EINTR(poll(&p, 1, REPORT_WAIT_MS));
+	close(stepd_pidfd);
+}
+
 int ga_remote_exit(spank_t sp)
 {
 	if (R.active) {
+		int stepd_pidfd = pidfd_open(getpid(), 0);
+		pid_t pid;
+
 		/* Messages a helper sent after its task_exit wait go into the
 		 * state the report process copies. */
 		(void)ga_collector_pump(R.coll, 0);
 		/* The report is written by a process of its own, and
 		 * slurmstepd's end does not wait for it: srun exits once the
 		 * controller has heard that the step completed, which
-		 * slurmstepd says after slurm_spank_exit.  Detached, so
-		 * slurmstepd has nothing to reap; out of the job's cgroups,
-		 * so Slurm's cleanup of the job neither waits for it nor
-		 * takes it down. */
-		switch (ga_fork_detached()) {
-		case 0:
-			detach_from_step();
+		 * slurmstepd says after slurm_spank_exit.  One fork, not a
+		 * detached double fork: slurmstepd never waits for its
+		 * children after the tasks (the one wait3 loop of slurmstepd
+		 * is over), and the process is reparented to init when
+		 * slurmstepd exits, which it waits for.  Out of the job's
+		 * cgroups, so Slurm's cleanup of the job neither waits for it
+		 * nor takes it down. */
+		pid = fork();
+		if (pid == 0) {
+			detach_from_step(stepd_pidfd);
+			wait_for_slurmstepd(stepd_pidfd);
 			write_report(sp);
 			_exit(0);
-		case 1:
-			break;
-		default:
+		}
+		if (stepd_pidfd >= 0)
+			close(stepd_pidfd);
+		if (pid < 0) {
 			ga_log(GA_LOG_INFO,
 			       "gpualert: exit: step %s.%s: cannot fork the "
 			       "report process (%s): reporting in slurmstepd",
 			       R.job, R.step, strerror(errno));
 			write_report(sp);
-			break;
 		}
 	}
 	ga_collector_destroy(R.coll);
