@@ -7,11 +7,13 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -571,8 +573,10 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 
 	/* Own session: the program's kill(0, ...) or a terminal's ^C cannot
 	 * reach the copy loop; Slurm's final SIGKILL of the cgroup still
-	 * does, and the record (the log) outlives it. */
+	 * does, and the record (the log) outlives it.  One name in ps(1)
+	 * whether it was spawned or forked (a fork is called slurmstepd). */
 	(void)setsid();
+	(void)prctl(PR_SET_NAME, "gpualert-helper", 0, 0, 0);
 	ga_log_set_sink(quiet_sink, NULL);
 	keep_fds(fds, (int)(sizeof(fds) / sizeof(fds[0])));
 
@@ -681,6 +685,136 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 		(void)send_msg(sock, &msg, NULL, 0);
 	}
 	_exit(0);
+}
+
+/* ---- the helper as a program of its own ---------------------------------- */
+
+/* The helper program finds its streams where keep_fds() puts them: fd
+ * HELPER_FD + i for slot i of {first input, second input, first output,
+ * second output, log, collector}.  Its arguments: TASK STREAMS LOG_MAX
+ * MAX_RSS FLAGS. */
+#define HELPER_FD 3
+#define HELPER_SLOTS 6
+#define HELPER_ARGC 6
+#define HELPER_HAS_LOG 1u
+#define HELPER_HAS_SOCK 2u
+#define HELPER_LOG_PRIVATE 4u
+
+static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+int ga_capture_helper_main(int argc, char **argv)
+{
+	struct ga_capture_opts o = {.sock_fd = -1, .log_fd = -1};
+	uint64_t task, streams, log_max, max_rss, flags;
+	int fd[HELPER_SLOTS];
+	pid_t pid;
+
+	if (argc != HELPER_ARGC || !parse_u64(argv[1], UINT32_MAX, &task) ||
+	    !parse_u64(argv[2], 2, &streams) || streams < 1 ||
+	    !parse_u64(argv[3], UINT64_MAX, &log_max) ||
+	    !parse_u64(argv[4], UINT64_MAX, &max_rss) ||
+	    !parse_u64(argv[5], 7, &flags)) {
+		/* stderr is the job's output when a task started us: only a
+		 * person at a terminal is told. */
+		if (isatty(STDERR_FILENO))
+			fprintf(stderr,
+			        "gpualert-helper: started by gpualert.so for "
+			        "each task whose output is a pipe; not for use "
+			        "by hand\n");
+		return 2;
+	}
+	for (int i = 0; i < HELPER_SLOTS; i++)
+		fd[i] = HELPER_FD + i;
+	if (streams < 2)
+		fd[1] = fd[3] = -1;
+	if (!(flags & HELPER_HAS_LOG))
+		fd[4] = -1;
+	if (!(flags & HELPER_HAS_SOCK))
+		fd[5] = -1;
+	o.task_id = (uint32_t)task;
+	o.log_max = log_max;
+	o.max_rss = max_rss;
+	o.log_private = flags & HELPER_LOG_PRIVATE;
+	/* Detached, as a forked helper is: the task waits for this process
+	 * to exit, and the program it then becomes must not find the helper
+	 * among its children.  Nonzero: the task must not redirect. */
+	pid = fork();
+	if (pid != 0)
+		_exit(pid < 0 ? 1 : 0);
+	helper_main(&o, fd[0], fd[1], fd[2], fd[3], fd[4], fd[5], (int)streams);
+}
+
+/* Start the helper program EXE with the fds in their slots (-1: none);
+ * returns once it has detached, 0 when a helper holds the fds, -1 when
+ * none was started (the caller forks one). */
+static int spawn_helper(const struct ga_capture_opts *o, const int fds[],
+                        int n_streams)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	char arg[5][24], *argv[HELPER_ARGC + 1], *envp[] = {NULL};
+	int high[HELPER_SLOTS], rc = -1, status;
+	unsigned flags = (fds[4] >= 0 ? HELPER_HAS_LOG : 0) |
+	                 (fds[5] >= 0 ? HELPER_HAS_SOCK : 0) |
+	                 (o->log_private ? HELPER_LOG_PRIVATE : 0);
+	pid_t pid;
+
+	snprintf(arg[0], sizeof(arg[0]), "%" PRIu32, o->task_id);
+	snprintf(arg[1], sizeof(arg[1]), "%d", n_streams);
+	snprintf(arg[2], sizeof(arg[2]), "%" PRIu64, o->log_max);
+	snprintf(arg[3], sizeof(arg[3]), "%" PRIu64, o->max_rss);
+	snprintf(arg[4], sizeof(arg[4]), "%u", flags);
+	argv[0] = (char *)o->helper_exe;
+	for (int i = 0; i < 5; i++)
+		argv[i + 1] = arg[i];
+	argv[HELPER_ARGC] = NULL;
+	/* Above the slots first, so that no dup2 overwrites a source. */
+	for (int i = 0; i < HELPER_SLOTS; i++)
+		high[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 64) : -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	for (int i = 0; i < HELPER_SLOTS; i++)
+		if (high[i] >= 0)
+			posix_spawn_file_actions_adddup2(&fa, high[i],
+			                                 HELPER_FD + i);
+	/* Nothing else of the task's reaches the helper. */
+	posix_spawn_file_actions_addclosefrom_np(&fa, HELPER_FD + HELPER_SLOTS);
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
+	                                        POSIX_SPAWN_SETSIGDEF);
+	for (int i = 0; i < HELPER_SLOTS; i++)
+		if (fds[i] >= 0 && high[i] < 0)
+			goto out;
+	/* vfork-like: the task is suspended only until the exec. */
+	if (posix_spawn(&pid, o->helper_exe, &fa, &attr, argv, envp) != 0)
+		goto out;
+	if (GA_RETRY_EINTR(waitpid(pid, &status, 0)) == pid &&
+	    WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		rc = 0;
+out:
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	for (int i = 0; i < HELPER_SLOTS; i++)
+		if (high[i] >= 0)
+			close(high[i]);
+	return rc;
 }
 
 /* ---- task side ----------------------------------------------------------- */
@@ -840,8 +974,24 @@ static enum ga_capture_mode interpose(const struct ga_capture_opts *o,
 		goto fail;
 	}
 	/* Detached: the helper must not be a child of the program, which
-	 * may wait() for all its children. */
-	forked = ga_fork_detached();
+	 * may wait() for all its children.  The helper program when there
+	 * is one: a fork copies slurmstepd's address space (milliseconds in
+	 * the task's start), a spawn does not. */
+	forked = -1;
+	if (o->helper_exe) {
+		int fds[HELPER_SLOTS] = {p1[0], p2[0],     out1,
+		                         out2,  o->log_fd, o->sock_fd};
+
+		if (spawn_helper(o, fds, n_streams) == 0)
+			forked = 1;
+		else
+			ga_log(GA_LOG_INFO,
+			       "gpualert: task %" PRIu32 ": cannot run %s: "
+			       "forked a capture helper instead",
+			       o->task_id, o->helper_exe);
+	}
+	if (forked < 0)
+		forked = ga_fork_detached();
 	if (forked == 0) {
 		close(p1[1]);
 		if (p2[1] >= 0)

@@ -93,6 +93,7 @@ void ga_task_begin(const struct ga_config *cfg, const struct ga_task_ids *ids,
 		                                              "jst"),
 		        .log_max = cfg->log_max,
 		        .max_rss = cfg->helper_max_rss,
+		        .helper_exe = ids->helper_exe,
 		        .work_dir = ids->work_dir,
 		        .log_error = err[0] ? err : note,
 		};
