@@ -107,7 +107,7 @@ check "sent.log: one line per message, no forged line" bash -c \
 #    the pid (forced here with ns_last_pid): root must not signal it.
 cat >"$ROOT/gpa-attacker/recycle.sh" <<'EOS'
 #!/bin/bash
-h=$(pgrep -u "$(id -u)" -x slurmstepd | head -1)
+h=$(pgrep -u "$(id -u)" -x gpualert-helper | head -1)
 echo "$h" >"$1/helper.pid"
 kill -KILL "$h"
 for i in $(seq 1 100); do [ -e "$1/victim.started" ] && break; sleep 0.1; done

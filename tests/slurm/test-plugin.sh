@@ -70,6 +70,7 @@ start_lab() {   # $1 = on|off
     if [ "$s" = on ]; then
         install -d -m 0700 "$L/gaspool"
         install -m 0755 "$SO" "$L/gpualert.so"      # a new inode, never in place
+        install -m 0755 "$(dirname "$SO")/gpualert-helper" "$L/"   # found next to gpualert.so
         # keep = all: the logs of successful steps stay, to be checked
         printf '[general]\nspool_dir=%s/gaspool\ndefault_mode=log\ndrain_timeout_ms=5000\n[capture]\nkeep=all\n[recipients]\nowner_domain=localhost\n' "$L" >"$L/gpualert.conf"
         chmod 644 "$L/gpualert.conf"
@@ -102,7 +103,7 @@ devstdout	batch	-N1	echo first; echo second > /dev/stdout; [ -f /dev/stdout ] &&
 nonblock	batch	-N1	python3 -c 'import os, fcntl, sys; fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_NONBLOCK); [sys.stdout.write(f"{i}\n") for i in range(3000000)]'; echo "rc=$?"	success
 appendself	batch	-N1	for i in 1 2 3; do echo "stdout $i"; echo "by name $i" >> appendself.out; done	success
 enospc	batch	-N1	head -c 1000000 /dev/zero | tr '\0' x; echo; echo "rc=$?" >&2; exit 42	*
-killhelper	batch	-N1	echo before; for p in $(pgrep -u "$(id -u)" -x slurmstepd); do grep -qs "job_$SLURM_JOB_ID/" /proc/$p/cgroup && kill -KILL $p; done; sleep 1; seq 1 1000; echo after	success
+killhelper	batch	-N1	echo before; for p in $(pgrep -u "$(id -u)" -x gpualert-helper); do grep -qs "job_$SLURM_JOB_ID/" /proc/$p/cgroup && kill -KILL $p; done; sleep 1; seq 1 1000; echo after	success
 execfail	srun	-N1	/nonexistent/train.bin --epochs 3	io_error
 bigsrun	srun	-N1 -n2	bash -c 'seq 1 1000000; echo LAST-LINE-$SLURM_PROCID'	success
 bgchild	srun	-N1	bash -c 'sleep 30 & echo bye'	success
@@ -335,10 +336,46 @@ check "bad --gpualert rejected by sbatch too (rc $rc)" [ $rc != 0 ]
 # (SIGPIPE cannot be avoided once the pipe's reader is gone) and the report
 # says exactly what happened
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -J killsrun bash -c \
-    'echo before; pkill -KILL -u "$(id -u)" -x slurmstepd; sleep 1; echo after' >/dev/null 2>&1)
+    'echo before; pkill -KILL -u "$(id -u)" -x gpualert-helper; sleep 1; echo after' >/dev/null 2>&1)
 rep=$(report_of killsrun)
 check "srun job killing its helper: the report says the capture helper did not finish" \
     grep -q 'capture helper did not finish' "${rep:-/dev/null}"
+# The capture helper is a program of its own (spawned, not a fork of
+# slurmstepd): the job's user runs it, the program does not find it among
+# its children, and it holds nothing of the task's but its streams.
+(cd $ROOT/on/jobs && runuser -u labuser -- srun -J helperproc bash -c \
+    'echo start; sleep 3; echo end' >"$ROOT/on/jobs/helperproc.out" 2>&1) &
+# once "start" has come through, the spawned program's first process (which
+# only detaches the helper) is gone
+wait_grep start "$ROOT/on/jobs/helperproc.out"
+# (a killed helper of an earlier job may linger as a zombie until init reaps it)
+hp=
+for p in $(pgrep -u labuser -x gpualert-helper); do
+    case "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" in S|R) hp=$p; break ;; esac
+done
+echo "# helper ${hp:-none}: exe $(readlink /proc/${hp:-0}/exe 2>&1), ppid $(ps -o ppid= -p ${hp:-0}), fds: $(ls -l /proc/${hp:-0}/fd 2>&1 | awk 'NR>1 {printf "%s->%s ", $9, $11}')"
+check "capture helper: the program gpualert-helper from next to gpualert.so (pid ${hp:-none})" \
+    [ "$(readlink /proc/${hp:-0}/exe 2>/dev/null)" = "$ROOT/on/gpualert-helper" ]
+check "capture helper: not a child of the task" \
+    [ "$(ps -o comm= -p "$(ps -o ppid= -p ${hp:-0} 2>/dev/null | tr -d ' ')" 2>/dev/null)" != bash ]
+check "capture helper: stdio on /dev/null, then only its streams, log and collector socket" bash -c \
+    "[ \$(ls /proc/${hp:-0}/fd 2>/dev/null | wc -l) -ge 5 ] && [ \$(ls /proc/${hp:-0}/fd | wc -l) -le 10 ] &&
+     [ \"\$(readlink /proc/${hp:-0}/fd/0)\" = /dev/null ]"
+wait
+check "capture helper: the step's output went through it to srun" grep -qx end "$ROOT/on/jobs/helperproc.out"
+check "capture helper: and into the durable log" grep -qx end "$(sed -n 's/.*"log_path":"\([^"]*\)".*/\1/p' "$(report_of helperproc)" | head -1)"
+# A helper program that cannot do its job: the task forks a helper
+# instead, the output is still captured, and slurmd.log says why.
+printf '#!/bin/sh\nexit 1\n' >"$ROOT/broken-helper"
+install -m 0755 "$ROOT/broken-helper" "$ROOT/on/gpualert-helper"
+(cd $ROOT/on/jobs && runuser -u labuser -- srun -J brokenhelper bash -c \
+    'echo "ModuleNotFoundError: No module named flash_attn"; exit 1' >"$ROOT/on/jobs/brokenhelper.out" 2>&1)
+install -m 0755 "$(dirname "$SO")/gpualert-helper" "$ROOT/on/gpualert-helper"
+check "broken helper program: srun's output is intact" grep -q 'No module named flash_attn' "$ROOT/on/jobs/brokenhelper.out"
+check "broken helper program: the output is still captured and classified" \
+    grep -q '"class":"import_error"' "$(report_of brokenhelper)"
+check "broken helper program: slurmd.log says a helper was forked instead" \
+    grep -q 'cannot run .*gpualert-helper: forked a capture helper instead' $ROOT/on/log/slurmd*.log
 # The report process outlives the step: caught and stopped while it reads a
 # big record, it must hold no socket, pipe or terminal of the step (srun
 # and slurmd would wait on them), be outside the job's cgroups (Slurm
