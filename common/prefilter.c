@@ -49,7 +49,7 @@ _Static_assert(FP == 3, "bucket_cost() estimates three-byte fingerprints");
 #define BUCKETS 8     /* per bank: a byte of mask */
 #define COUNT_BITS 16 /* gram counts when tuning */
 #define WINDOWS 4     /* fingerprints tried per literal */
-#define CHUNK 2048    /* text searched between two flushes */
+#define CHUNK 8192    /* text searched between two flushes */
 #define FOLD4 0x20202020u
 #define FOLD3 (FOLD4 >> (8 * (4 - FP)))
 
