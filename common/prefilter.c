@@ -1242,7 +1242,7 @@ __attribute__((target("avx2"), always_inline)) static inline uint32_t accepts32(
 		for (int j = 0; j < FP; j++) {
 			__m256i x = _mm256_loadu_si256(
 			        (const __m256i *)(const void *)(t + j));
-			__m256i lo = _mm256_and_si256(x, low);
+			__m256i lo = ascii ? x : _mm256_and_si256(x, low);
 			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4),
 			                              low);
 
