@@ -1283,12 +1283,18 @@ static inline size_t positions(uint16_t *out, uint64_t mask, size_t p)
 /* List the positions Q.. before END (offsets from S) that a bucket
  * accepts into AT, 64 at a time while 64 + FP bytes can be read (AVAIL
  * from S), then 32; *N gets how many, and the offset where it stopped
- * is returned.  ASCII: pf->ascii, a constant where this is inlined. */
+ * is returned.  ASCII: pf->ascii, a constant where this is inlined.
+ *
+ * The blocks that some bucket accepts a position of are kept first,
+ * without a branch, and their positions listed after: about half the
+ * blocks of a log have none, and listing costs the same for all. */
 __attribute__((target("avx2"), always_inline)) static inline size_t list_avx2(
         const unsigned char *s, size_t end, size_t avail,
         const __m256i m[BANKS][FP][2], bool ascii, uint16_t *at, size_t *n)
 {
-	size_t q = 0, k = 0;
+	uint64_t masks[CHUNK / 32 + 1];
+	uint16_t base[CHUNK / 32 + 1];
+	size_t q = 0, k = 0, blocks = 0;
 
 	for (; q < end && q + 64 + FP <= avail; q += 64) {
 		uint64_t mask = accepts32(s + q, m, ascii) |
@@ -1296,16 +1302,22 @@ __attribute__((target("avx2"), always_inline)) static inline size_t list_avx2(
 
 		if (end - q < 64)
 			mask &= (UINT64_C(1) << (end - q)) - 1;
-		k += positions(at + k, mask, q);
+		masks[blocks] = mask;
+		base[blocks] = (uint16_t)q;
+		blocks += mask != 0;
 	}
 	if (q < end && q + 32 + FP <= avail) {
 		uint64_t mask = accepts32(s + q, m, ascii);
 
 		if (end - q < 32)
 			mask &= (UINT64_C(1) << (end - q)) - 1;
-		k += positions(at + k, mask, q);
+		masks[blocks] = mask;
+		base[blocks] = (uint16_t)q;
+		blocks += mask != 0;
 		q += 32;
 	}
+	for (size_t b = 0; b < blocks; b++)
+		k += positions(at + k, masks[b], base[b]);
 	*n = k;
 	return q;
 }
