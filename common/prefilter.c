@@ -144,11 +144,15 @@ void ga_prefilter_force_portable(int on)
 	portable_only = on;
 }
 
+/* The vector path also uses BMI1/BMI2 (BLSR, TZCNT, SHRX: fewer
+ * instructions per listed position).  Every CPU with AVX2 so far has
+ * them, but a hypervisor may hide some: all three are asked for. */
 static int cpu_has_avx2(void)
 {
 #ifdef HAVE_AVX2_PATH
 	__builtin_cpu_init();
-	return !portable_only && __builtin_cpu_supports("avx2");
+	return !portable_only && __builtin_cpu_supports("avx2") &&
+	       __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
 #else
 	return 0;
 #endif
@@ -1231,8 +1235,8 @@ static void verify(struct scan *sc, size_t p, uint32_t g)
 #ifdef HAVE_AVX2_PATH
 /* Which of the 32 positions at T a bucket accepts: a bit each.  The
  * tables hold both cases where a literal ignores case: no folding. */
-__attribute__((target("avx2"), always_inline)) static inline uint32_t accepts32(
-        const unsigned char *t, const __m256i m[BANKS][FP][2], bool ascii)
+__attribute__((target("avx2,bmi,bmi2"), always_inline)) static inline uint32_t
+accepts32(const unsigned char *t, const __m256i m[BANKS][FP][2], bool ascii)
 {
 	const __m256i low = _mm256_set1_epi8(0x0f);
 	__m256i any = _mm256_setzero_si256();
@@ -1291,9 +1295,9 @@ static inline size_t positions(uint16_t *out, uint64_t mask, size_t p)
  * The blocks that some bucket accepts a position of are kept first,
  * without a branch, and their positions listed after: about half the
  * blocks of a log have none, and listing costs the same for all. */
-__attribute__((target("avx2"), always_inline)) static inline size_t list_avx2(
-        const unsigned char *s, size_t end, size_t avail,
-        const __m256i m[BANKS][FP][2], bool ascii, uint16_t *at, size_t *n)
+__attribute__((target("avx2,bmi,bmi2"), always_inline)) static inline size_t
+list_avx2(const unsigned char *s, size_t end, size_t avail,
+          const __m256i m[BANKS][FP][2], bool ascii, uint16_t *at, size_t *n)
 {
 	uint64_t masks[CHUNK / 32 + 1];
 	uint16_t base[CHUNK / 32 + 1];
@@ -1333,8 +1337,8 @@ __attribute__((target("avx2"), always_inline)) static inline size_t list_avx2(
  * compared.  Each pass is a loop without a branch on the text, where
  * one pass interleaving them mispredicted a branch or two per block of
  * 64. */
-__attribute__((target("avx2"))) static size_t scan_avx2(struct scan *sc,
-                                                        size_t p, size_t to)
+__attribute__((target("avx2,bmi,bmi2"))) static size_t scan_avx2(
+        struct scan *sc, size_t p, size_t to)
 {
 	const struct ga_prefilter *pf = sc->pf;
 	const unsigned char *s = sc->s + p;
