@@ -8,8 +8,9 @@
  * three-byte "fingerprint" and one of 16 buckets; each text position is
  * tested against all buckets at once (AVX2 shuffles, 64 positions per
  * branch, or byte tables without AVX2), and a position some bucket
- * accepts is looked up in a perfect hash of the fingerprints, which
- * leads to the literals that have its fingerprint.  Which fingerprints are rare
+ * accepts is looked up in a bit table of the words that can start
+ * there, then in a perfect hash of the fingerprints, which leads to the
+ * literals that have its fingerprint.  Which fingerprints are rare
  * depends on the log ("INFO" is on every line of one, absent from
  * another), so a classifier re-chooses them from the first part of its
  * input (ga_prefilter_tune).
