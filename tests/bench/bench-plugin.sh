@@ -17,10 +17,10 @@
 #   SECS=60       seconds of the 5,000 lines/s training-log task
 #   PARTS="latency batch srun cpu"   the parts to run
 #
-# Every job starts once the previous one has left the queue: a job still
-# completing (its slurm_spank_exit, the epilog) can delay the next one's
-# allocation, and that would charge one side's completion to the other's
-# launch.  The latency pairs compare plain `srun true` with
+# Every job starts once the previous one has left the queue and its report
+# process has finished: a job still completing (its slurm_spank_exit, the
+# epilog, the report) can delay the next one's allocation, and that would
+# charge one side's completion to the other's launch.  The latency pairs compare plain `srun true` with
 # `srun --gpualert=log true`, pipe stdout and a per-task `-o` file, and report the
 # median of the paired differences: on a loaded 2-CPU machine a run's
 # neighbour is a better baseline than the whole series' median.
@@ -53,8 +53,14 @@ cd "$J"
 BYTES=$(numfmt --from=iec "$SIZE")
 echo "# gpualert plugin benchmark, $(date -u +%FT%TZ), $(nproc) CPUs, $(uname -r)"
 
-# Wait until no job is left in the queue (completing ones included).
-idle() { while [ -n "$(squeue -h -o %i 2>/dev/null)" ]; do sleep 0.02; done; }
+# Wait until no job is left in the queue (completing ones included) and no
+# report process is left: a report still being written after an "on" step
+# would otherwise slow whichever step comes next, "off" ones included.
+idle() {
+    while [ -n "$(squeue -h -o %i 2>/dev/null)" ] || pgrep -x gpualert-report >/dev/null; do
+        sleep 0.02
+    done
+}
 ms() { echo "$1/1000" | bc -l; }
 
 latency() {  # label srun-args...: N pairs, plain srun vs --gpualert=log
