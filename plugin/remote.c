@@ -664,29 +664,32 @@ static void detach_from_step(int keep)
 	/* Named first: from its birth, ps(1) and the tests tell it from
 	 * slurmstepd. */
 	(void)prctl(PR_SET_NAME, "gpualert-report", 0, 0, 0);
-	(void)setsid();
-	leave_job_cgroups();
+	/* The step's sockets, pipes and terminals go first: until they are
+	 * closed here, srun and slurmd see the step as still open, and the
+	 * cgroup moves below can take milliseconds. */
 	ga_stdio_to_null();
 	d = opendir("/proc/self/fd");
-	if (!d) {
+	if (d) {
+		for (struct dirent *e; (e = readdir(d));) {
+			char *end;
+			long fd = strtol(e->d_name, &end, 10);
+
+			if (*end || end == e->d_name || fd <= 2 ||
+			    fd == dirfd(d) || fd == keep)
+				continue;
+			if (!keep_in_report((int)fd))
+				close((int)fd);
+		}
+		closedir(d);
+	} else {
 		/* No /proc: the records go with everything else; the report
 		 * then says what could not be read. */
 		if (keep > 3)
 			close_range(3, (unsigned)keep - 1, 0);
 		close_range(keep >= 3 ? (unsigned)keep + 1 : 3, ~0U, 0);
-		return;
 	}
-	for (struct dirent *e; (e = readdir(d));) {
-		char *end;
-		long fd = strtol(e->d_name, &end, 10);
-
-		if (*end || end == e->d_name || fd <= 2 || fd == dirfd(d) ||
-		    fd == keep)
-			continue;
-		if (!keep_in_report((int)fd))
-			close((int)fd);
-	}
-	closedir(d);
+	(void)setsid();
+	leave_job_cgroups();
 }
 
 /* In the report process: wait (bounded) for slurmstepd to exit before
