@@ -554,12 +554,13 @@ static bool launcher_status(const char *t, const char *ctx, char *who,
 	*sig = 0;
 	who[0] = '\0';
 	if ((p = after(t, "terminated with signal ")) ||
-	    (p = after(t, "<Signals.SIG"))) {
+	    (p = after(t, "<Signals.SIG")) || (p = after(t, "exitcode=-SIG"))) {
 		char name[16];
 		size_t n = 0;
 
 		if (p[-1] == 'G' && p[-2] == 'I')
-			p -= 3; /* "<Signals.SIGKILL: 9>": back to "SIG" */
+			p -= 3; /* "<Signals.SIGKILL: 9>", multiprocessing's
+			         * "exitcode=-SIGKILL": back to "SIG" */
 		while (n + 1 < sizeof(name) && ((p[n] >= 'A' && p[n] <= 'Z') ||
 		                                (p[n] >= 'a' && p[n] <= 'z')))
 			n++;
@@ -574,8 +575,12 @@ static bool launcher_status(const char *t, const char *ctx, char *who,
 		*sig = (int)-v;
 		have = true;
 	}
+	/* "Signal 9 (SIGKILL)", HTCondor's "Abnormal termination (signal 9)",
+	 * cargo's "(signal: 9, SIGKILL: kill)", LSF's "Exited with signal
+	 * termination: 9." */
 	if (!have &&
-	    ((p = after(t, "Signal ")) ||
+	    ((p = after(t, "signal termination: ")) ||
+	     (p = after(t, "signal: ")) || (p = after(t, "Signal ")) ||
 	     (p = after(t, "terminated by signal ")) ||
 	     (p = after(t, "exited on signal "))) &&
 	    int_at(p, &v) && v > 0 && v < 64) {
@@ -591,7 +596,8 @@ static bool launcher_status(const char *t, const char *ctx, char *who,
 	    ((p = after(t, "exitcode")) || (p = after(t, "return code")) ||
 	     (p = after(t, "returncode")) || (p = after(t, "exit status")) ||
 	     (p = after(t, "exit code")) ||
-	     (p = after(t, "exited with code"))) &&
+	     (p = after(t, "exited with code")) ||
+	     (p = after(t, "status code")) || (p = after(t, "return value"))) &&
 	    int_at(p, &v)) {
 		if (v < 0 && v > -64)
 			*sig = (int)-v;
@@ -661,6 +667,15 @@ static bool describe_launcher(const char *text, const char *ctx,
 	} else if (code == 3221226505LL || code == -1073740791LL) {
 		ga_buf_puts(out, " crashed with Windows status 0xC0000409 "
 		                 "(stack buffer overrun)");
+	} else if (code == 3221225501LL || code == -1073741795LL) {
+		ga_buf_puts(out, " crashed with Windows status 0xC000001D "
+		                 "(illegal instruction)");
+	} else if (code == 3221225620LL || code == -1073741676LL) {
+		ga_buf_puts(out, " crashed with Windows status 0xC0000094 "
+		                 "(integer division by zero)");
+	} else if (code == 3221226356LL || code == -1073740940LL) {
+		ga_buf_puts(out, " crashed with Windows status 0xC0000374 "
+		                 "(heap corruption)");
 	} else {
 		ga_buf_printf(out, " exited with code %lld", code);
 	}

@@ -770,6 +770,44 @@ static void test_echoes_and_context(void)
 	free(ev);
 	ga_verdict_finish(&v);
 
+	/* Other tools' reports of a child's status decode the same way. */
+	{
+		static const struct {
+			const char *log, *fact;
+		} decoded[] = {
+		        {"\t(0) Abnormal termination (signal 11)\n",
+		         "was killed by SIGSEGV"},
+		        {"<Process name='P-1' pid=5 parent=1 stopped "
+		         "exitcode=-SIGKILL>\n",
+		         "was killed by SIGKILL"},
+		        {"Exited with signal termination: 11.\n",
+		         "was killed by SIGSEGV"},
+		        {"error: process didn't exit successfully: `t` "
+		         "(signal: 9, SIGKILL: kill)\n",
+		         "was killed by SIGKILL"},
+		        {"Process finished with exit code -1073741795 "
+		         "(0xC000001D)\n",
+		         "Windows status 0xC000001D (illegal instruction)"},
+		        {"Process 1 exit with status code 137.\n",
+		         "was killed by SIGKILL"},
+		        {"\t(1) Normal termination (return value 2)\n",
+		         "exited with code 2"},
+		};
+
+		ga_status_init(&st);
+		for (size_t i = 0; i < sizeof(decoded) / sizeof(*decoded);
+		     i++) {
+			classify(builtin, decoded[i].log,
+			         strlen(decoded[i].log), 0, 0, 0, &st, &v);
+			ev = evidence_text(&v);
+			if (!ok(ev && strstr(ev, decoded[i].fact),
+			        "decoded: %s", decoded[i].fact))
+				diag("evidence:\n%s", ev ? ev : "(none)");
+			free(ev);
+			ga_verdict_finish(&v);
+		}
+	}
+
 	expect("launcher -9",
 	       "[INFO] [launch.py:319:sigkill_handler] "
 	       "Killing subprocess 11\n[ERROR] [launch.py:325:sigkill_handler] "
