@@ -133,8 +133,38 @@ static size_t clean_text(const char *in, size_t len, char *out)
 	return o;
 }
 
+/* Length of a process prefix "(NAME pid=N, ip=A) " at S: Ray prefixes
+ * the output of its workers and actors so ("(pid=1234) ", "(RayTrainWorker
+ * pid=1234, ip=10.0.0.1) "), and vLLM that of its processes ("(EngineCore_DP0
+ * pid=1394) ", "(VllmWorker rank=0 pid=12) ").  0 when there is none. */
+static size_t pid_prefix(const char *s, size_t len)
+{
+	bool pid = false;
+	size_t j;
+
+	if (len < 8 || s[0] != '(')
+		return 0;
+	for (j = 1; j < len && j < 96 && s[j] != ')'; j++) {
+		char ch = s[j];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
+		      ch == '.' || ch == ':' || ch == '=' || ch == ',' ||
+		      ch == ' '))
+			return 0;
+		if (!strncmp(s + j, "pid=", 4) && j + 4 < len &&
+		    s[j + 4] >= '0' && s[j + 4] <= '9' &&
+		    (s[j - 1] == '(' || s[j - 1] == ' '))
+			pid = true;
+	}
+	if (!pid || j + 1 >= len || s[j] != ')' || s[j + 1] != ' ')
+		return 0;
+	return j + 2;
+}
+
 /* Length of the rank prefixes launchers add: "[rank3]: ", "[default0]:",
- * srun -l's "3: ", and combinations of them. */
+ * srun -l's "3: ", Ray's and vLLM's "(NAME pid=N) ", and combinations
+ * of them. */
 static size_t rank_prefix(const char *s, size_t len)
 {
 	size_t off = 0;
@@ -144,7 +174,9 @@ static size_t rank_prefix(const char *s, size_t len)
 
 		while (i < len && s[i] == ' ')
 			i++;
-		if (i < len && s[i] == '[') {
+		if ((d = pid_prefix(s + i, len - i)) > 0) {
+			off = i + d;
+		} else if (i < len && s[i] == '[') {
 			size_t j = i + 1;
 
 			while (j < len && ((s[j] >= 'a' && s[j] <= 'z') ||

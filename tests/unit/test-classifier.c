@@ -826,6 +826,17 @@ static void test_echoes_and_context(void)
 	       "subprocess.CalledProcessError: Command '['python.exe', "
 	       "'x.py']' returned non-zero exit status 3221225477.\n",
 	       UNKNOWN_STATUS, GA_CLASS_SEGFAULT, "launcher.child-crash", 1);
+	/* Ray's and vLLM's process prefixes are stripped like a rank's. */
+	expect("Ray worker prefix",
+	       "(RayTrainWorker pid=1234, ip=10.0.0.1) KeyError: 'x'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("vLLM engine prefix",
+	       "(EngineCore_DP0 pid=1394) KeyError: 'w'\n"
+	       "(APIServer pid=1) RuntimeError: Engine core initialization "
+	       "failed. See root cause above. Failed core proc(s): {}\n",
+	       1, GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("a parenthesis without a pid is text", "(note) KeyError: 'x'\n",
+	       1, GA_CLASS_UNKNOWN, "(none)", 0);
 	expect("GNU time: signal 9", "Command terminated by signal 9\n",
 	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "launcher.child-sigkill", 1);
 
