@@ -162,9 +162,30 @@ static size_t pid_prefix(const char *s, size_t len)
 	return j + 2;
 }
 
+/* Length of Docker Compose's service prefix at S: the container's name,
+ * padding and "| " ("trainer-1  | ", "web_1  | ").  0 when there is none. */
+static size_t compose_prefix(const char *s, size_t len)
+{
+	size_t j = 0, k;
+
+	if (len == 0 ||
+	    !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+		return 0;
+	while (j < len && j < 64 &&
+	       ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z') ||
+	        (s[j] >= '0' && s[j] <= '9') || s[j] == '_' || s[j] == '-' ||
+	        s[j] == '.'))
+		j++;
+	for (k = j; k < len && s[k] == ' '; k++)
+		;
+	if (k == j || k + 1 >= len || s[k] != '|' || s[k + 1] != ' ')
+		return 0;
+	return k + 2;
+}
+
 /* Length of the rank prefixes launchers add: "[rank3]: ", "[default0]:",
- * srun -l's "3: ", Ray's and vLLM's "(NAME pid=N) ", and combinations
- * of them. */
+ * srun -l's "3: ", Ray's and vLLM's "(NAME pid=N) ", Docker Compose's
+ * "NAME  | ", and combinations of them. */
 static size_t rank_prefix(const char *s, size_t len)
 {
 	size_t off = 0;
@@ -174,7 +195,8 @@ static size_t rank_prefix(const char *s, size_t len)
 
 		while (i < len && s[i] == ' ')
 			i++;
-		if ((d = pid_prefix(s + i, len - i)) > 0) {
+		if ((d = pid_prefix(s + i, len - i)) > 0 ||
+		    (round == 0 && (d = compose_prefix(s + i, len - i)) > 0)) {
 			off = i + d;
 		} else if (i < len && s[i] == '[') {
 			size_t j = i + 1;

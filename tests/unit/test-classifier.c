@@ -835,6 +835,10 @@ static void test_echoes_and_context(void)
 	       "(APIServer pid=1) RuntimeError: Engine core initialization "
 	       "failed. See root cause above. Failed core proc(s): {}\n",
 	       1, GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("Docker Compose prefix", "trainer-1  | Killed\n", UNKNOWN_STATUS,
+	       GA_CLASS_HOST_OOM, "shell.killed", 1);
+	expect("a column of text is no Compose prefix", "rank 0 | Killed\n",
+	       UNKNOWN_STATUS, GA_CLASS_UNKNOWN, "(none)", 0);
 	expect("a parenthesis without a pid is text", "(note) KeyError: 'x'\n",
 	       1, GA_CLASS_UNKNOWN, "(none)", 0);
 	expect("GNU time: signal 9", "Command terminated by signal 9\n",
