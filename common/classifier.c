@@ -183,9 +183,42 @@ static size_t compose_prefix(const char *s, size_t len)
 	return k + 2;
 }
 
+/* Length of a bracketed rank prefix that rank_prefix's "[NAME3]:" form
+ * does not cover, at S: Open MPI's --tag-output "[1,0]<stderr>:" and
+ * Lightning's "[rank: 0] ".  0 when there is none. */
+static size_t tagged_prefix(const char *s, size_t len)
+{
+	size_t j = 1, d;
+
+	if (len < 5 || s[0] != '[')
+		return 0;
+	if (len > 7 && !strncmp(s, "[rank: ", 7)) {
+		for (j = 7, d = j; j < len && s[j] >= '0' && s[j] <= '9'; j++)
+			;
+		if (j == d || j + 1 >= len || s[j] != ']' || s[j + 1] != ' ')
+			return 0;
+		return j + 2;
+	}
+	for (int part = 0; part < 2; part++) {
+		for (d = j; j < len && s[j] >= '0' && s[j] <= '9'; j++)
+			;
+		if (j == d || j >= len || s[j] != (part ? ']' : ','))
+			return 0;
+		j++;
+	}
+	if (j >= len || s[j] != '<')
+		return 0;
+	for (d = ++j; j < len && s[j] >= 'a' && s[j] <= 'z'; j++)
+		;
+	if (j == d || j + 1 >= len || s[j] != '>' || s[j + 1] != ':')
+		return 0;
+	return j + 2;
+}
+
 /* Length of the rank prefixes launchers add: "[rank3]: ", "[default0]:",
- * srun -l's "3: ", Ray's and vLLM's "(NAME pid=N) ", Docker Compose's
- * "NAME  | ", and combinations of them. */
+ * srun -l's "3: ", Open MPI's "[1,0]<stderr>:", Lightning's "[rank: 0] ",
+ * Ray's and vLLM's "(NAME pid=N) ", Docker Compose's "NAME  | ", and
+ * combinations of them. */
 static size_t rank_prefix(const char *s, size_t len)
 {
 	size_t off = 0;
@@ -196,6 +229,7 @@ static size_t rank_prefix(const char *s, size_t len)
 		while (i < len && s[i] == ' ')
 			i++;
 		if ((d = pid_prefix(s + i, len - i)) > 0 ||
+		    (d = tagged_prefix(s + i, len - i)) > 0 ||
 		    (round == 0 && (d = compose_prefix(s + i, len - i)) > 0)) {
 			off = i + d;
 		} else if (i < len && s[i] == '[') {

@@ -835,6 +835,12 @@ static void test_echoes_and_context(void)
 	       "(APIServer pid=1) RuntimeError: Engine core initialization "
 	       "failed. See root cause above. Failed core proc(s): {}\n",
 	       1, GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("Open MPI --tag-output prefix", "[1,3]<stderr>:Killed\n",
+	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "shell.killed", 1);
+	expect("Lightning's rank prefix", "[rank: 1] KeyError: 'x'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("a bracket that is no tag", "[1,3]<stderr> Killed\n",
+	       UNKNOWN_STATUS, GA_CLASS_UNKNOWN, "(none)", 0);
 	expect("Docker Compose prefix", "trainer-1  | Killed\n", UNKNOWN_STATUS,
 	       GA_CLASS_HOST_OOM, "shell.killed", 1);
 	expect("a column of text is no Compose prefix", "rank 0 | Killed\n",
