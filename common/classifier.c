@@ -218,7 +218,7 @@ static size_t tagged_prefix(const char *s, size_t len)
 /* Length of the rank prefixes launchers add: "[rank3]: ", "[default0]:",
  * srun -l's "3: ", Open MPI's "[1,0]<stderr>:", Lightning's "[rank: 0] ",
  * Ray's and vLLM's "(NAME pid=N) ", Docker Compose's "NAME  | ", and
- * combinations of them. */
+ * combinations of them, with the blanks after them. */
 static size_t rank_prefix(const char *s, size_t len)
 {
 	size_t off = 0;
@@ -226,7 +226,7 @@ static size_t rank_prefix(const char *s, size_t len)
 	for (int round = 0; round < 3; round++) {
 		size_t i = off, d;
 
-		while (i < len && s[i] == ' ')
+		while (i < len && (s[i] == ' ' || s[i] == '\t'))
 			i++;
 		if ((d = pid_prefix(s + i, len - i)) > 0 ||
 		    (d = tagged_prefix(s + i, len - i)) > 0 ||
@@ -258,6 +258,10 @@ static size_t rank_prefix(const char *s, size_t len)
 		while (off < len && s[off] == ' ')
 			off++;
 	}
+	/* and the indentation of a log pasted as an indented block, so that
+	 * "^" still anchors at the message. */
+	while (off < len && (s[off] == ' ' || s[off] == '\t'))
+		off++;
 	return off;
 }
 

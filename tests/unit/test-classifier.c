@@ -835,6 +835,13 @@ static void test_echoes_and_context(void)
 	       "(APIServer pid=1) RuntimeError: Engine core initialization "
 	       "failed. See root cause above. Failed core proc(s): {}\n",
 	       1, GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("a log pasted as an indented block",
+	       "    Traceback (most recent call last):\n"
+	       "      File \"t.py\", line 1, in <module>\n"
+	       "    KeyError: 'x'\n",
+	       1, GA_CLASS_CODE_ERROR, "python.exception", 3);
+	expect("a tab before a rank prefix", "\t[rank1]: KeyError: 'x'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
 	expect("Open MPI --tag-output prefix", "[1,3]<stderr>:Killed\n",
 	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "shell.killed", 1);
 	expect("Lightning's rank prefix", "[rank: 1] KeyError: 'x'\n", 1,
