@@ -215,10 +215,45 @@ static size_t tagged_prefix(const char *s, size_t len)
 	return j + 2;
 }
 
+/* Length of a prefix that a paste or a log collector adds at S: a
+ * Markdown quote ("> ", "> > "), or the RFC 3339 time stamp of docker logs
+ * -t and kubectl logs --timestamps ("2024-01-01T12:00:00.123456789Z ").
+ * 0 when there is none. */
+static size_t paste_prefix(const char *s, size_t len)
+{
+	static const char stamp[] = "dddd-dd-ddTdd:dd:dd";
+	size_t j = 0;
+
+	if (len >= 2 && s[0] == '>') {
+		while (j < len && (s[j] == '>' || s[j] == ' '))
+			j++;
+		return s[j - 1] == ' ' ? j : 0;
+	}
+	if (len < sizeof(stamp))
+		return 0;
+	for (j = 0; j < sizeof(stamp) - 1; j++)
+		if (stamp[j] == 'd' ? !(s[j] >= '0' && s[j] <= '9')
+		                    : s[j] != stamp[j])
+			return 0;
+	if (j < len && s[j] == '.')
+		for (j++; j < len && s[j] >= '0' && s[j] <= '9'; j++)
+			;
+	if (j < len && s[j] == 'Z') {
+		j++;
+	} else if (j + 6 <= len && (s[j] == '+' || s[j] == '-') &&
+	           s[j + 3] == ':') {
+		j += 6;
+	} else {
+		return 0;
+	}
+	return j < len && s[j] == ' ' ? j + 1 : 0;
+}
+
 /* Length of the rank prefixes launchers add: "[rank3]: ", "[default0]:",
  * srun -l's "3: ", Open MPI's "[1,0]<stderr>:", Lightning's "[rank: 0] ",
- * Ray's and vLLM's "(NAME pid=N) ", Docker Compose's "NAME  | ", and
- * combinations of them, with the blanks after them. */
+ * Ray's and vLLM's "(NAME pid=N) ", Docker Compose's "NAME  | ", a
+ * paste's quote or time stamp, and combinations of them, with the blanks
+ * after them. */
 static size_t rank_prefix(const char *s, size_t len)
 {
 	size_t off = 0;
@@ -230,7 +265,8 @@ static size_t rank_prefix(const char *s, size_t len)
 			i++;
 		if ((d = pid_prefix(s + i, len - i)) > 0 ||
 		    (d = tagged_prefix(s + i, len - i)) > 0 ||
-		    (round == 0 && (d = compose_prefix(s + i, len - i)) > 0)) {
+		    (round == 0 && (d = compose_prefix(s + i, len - i)) > 0) ||
+		    (round < 2 && (d = paste_prefix(s + i, len - i)) > 0)) {
 			off = i + d;
 		} else if (i < len && s[i] == '[') {
 			size_t j = i + 1;

@@ -842,6 +842,14 @@ static void test_echoes_and_context(void)
 	       1, GA_CLASS_CODE_ERROR, "python.exception", 3);
 	expect("a tab before a rank prefix", "\t[rank1]: KeyError: 'x'\n", 1,
 	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("a Markdown quote", "> > KeyError: 'x'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("kubectl logs --timestamps",
+	       "2024-01-01T12:00:00.123456789Z [rank1]: KeyError: 'x'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("a date that is no RFC 3339 stamp",
+	       "2024-01-01 12:00:00 KeyError: 'x'\n", 1, GA_CLASS_UNKNOWN,
+	       "(none)", 0);
 	expect("Open MPI --tag-output prefix", "[1,3]<stderr>:Killed\n",
 	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "shell.killed", 1);
 	expect("Lightning's rank prefix", "[rank: 1] KeyError: 'x'\n", 1,
