@@ -835,6 +835,16 @@ static void test_echoes_and_context(void)
 	       "(APIServer pid=1) RuntimeError: Engine core initialization "
 	       "failed. See root cause above. Failed core proc(s): {}\n",
 	       1, GA_CLASS_CODE_ERROR, "python.exception", 1);
+	/* Job tools' state lines describe a job, not necessarily this one:
+	 * they count only when this job did not exit 0. */
+	expect("sacct rows in a job that exited 0",
+	       "       11   old-run   gpu   acct   8  CANCELLED+      0:0\n"
+	       "       12   old-run   gpu   acct   8  OUT_OF_ME+    0:125\n",
+	       0, GA_CLASS_SUCCESS, "(none)", 0);
+	expect("sacct rows, status unknown",
+	       "       11   old-run   gpu   acct   8  CANCELLED+      0:0\n"
+	       "       12   old-run   gpu   acct   8  OUT_OF_ME+    0:125\n",
+	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "slurm.state-line.oom", 2);
 	expect("a log pasted as an indented block",
 	       "    Traceback (most recent call last):\n"
 	       "      File \"t.py\", line 1, in <module>\n"
