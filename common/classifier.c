@@ -133,8 +133,127 @@ static size_t clean_text(const char *in, size_t len, char *out)
 	return o;
 }
 
+/* Length of a process prefix "(NAME pid=N, ip=A) " at S: Ray prefixes
+ * the output of its workers and actors so ("(pid=1234) ", "(RayTrainWorker
+ * pid=1234, ip=10.0.0.1) "), and vLLM that of its processes ("(EngineCore_DP0
+ * pid=1394) ", "(VllmWorker rank=0 pid=12) ").  0 when there is none. */
+static size_t pid_prefix(const char *s, size_t len)
+{
+	bool pid = false;
+	size_t j;
+
+	if (len < 8 || s[0] != '(')
+		return 0;
+	for (j = 1; j < len && j < 96 && s[j] != ')'; j++) {
+		char ch = s[j];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
+		      ch == '.' || ch == ':' || ch == '=' || ch == ',' ||
+		      ch == ' '))
+			return 0;
+		if (!strncmp(s + j, "pid=", 4) && j + 4 < len &&
+		    s[j + 4] >= '0' && s[j + 4] <= '9' &&
+		    (s[j - 1] == '(' || s[j - 1] == ' '))
+			pid = true;
+	}
+	if (!pid || j + 1 >= len || s[j] != ')' || s[j + 1] != ' ')
+		return 0;
+	return j + 2;
+}
+
+/* Length of Docker Compose's service prefix at S: the container's name,
+ * padding and "| " ("trainer-1  | ", "web_1  | ").  0 when there is none. */
+static size_t compose_prefix(const char *s, size_t len)
+{
+	size_t j = 0, k;
+
+	if (len == 0 ||
+	    !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+		return 0;
+	while (j < len && j < 64 &&
+	       ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z') ||
+	        (s[j] >= '0' && s[j] <= '9') || s[j] == '_' || s[j] == '-' ||
+	        s[j] == '.'))
+		j++;
+	for (k = j; k < len && s[k] == ' '; k++)
+		;
+	if (k == j || k + 1 >= len || s[k] != '|' || s[k + 1] != ' ')
+		return 0;
+	return k + 2;
+}
+
+/* Length of a bracketed rank prefix that rank_prefix's "[NAME3]:" form
+ * does not cover, at S: Open MPI's --tag-output "[1,0]<stderr>:" and
+ * Lightning's "[rank: 0] ".  0 when there is none. */
+static size_t tagged_prefix(const char *s, size_t len)
+{
+	size_t j = 1, d;
+
+	if (len < 5 || s[0] != '[')
+		return 0;
+	if (len > 7 && !strncmp(s, "[rank: ", 7)) {
+		for (j = 7, d = j; j < len && s[j] >= '0' && s[j] <= '9'; j++)
+			;
+		if (j == d || j + 1 >= len || s[j] != ']' || s[j + 1] != ' ')
+			return 0;
+		return j + 2;
+	}
+	for (int part = 0; part < 2; part++) {
+		for (d = j; j < len && s[j] >= '0' && s[j] <= '9'; j++)
+			;
+		if (j == d || j >= len || s[j] != (part ? ']' : ','))
+			return 0;
+		j++;
+	}
+	if (j >= len || s[j] != '<')
+		return 0;
+	for (d = ++j; j < len && s[j] >= 'a' && s[j] <= 'z'; j++)
+		;
+	if (j == d || j + 1 >= len || s[j] != '>' || s[j + 1] != ':')
+		return 0;
+	return j + 2;
+}
+
+/* Length of a prefix that a paste or a log collector adds at S: a
+ * Markdown quote ("> ", "> > "), or the RFC 3339 time stamp of docker logs
+ * -t and kubectl logs --timestamps ("2024-01-01T12:00:00.123456789Z ").
+ * 0 when there is none. */
+static size_t paste_prefix(const char *s, size_t len)
+{
+	static const char stamp[] = "dddd-dd-ddTdd:dd:dd";
+	size_t j = 0;
+
+	if (len >= 2 && s[0] == '>') {
+		while (j < len && (s[j] == '>' || s[j] == ' '))
+			j++;
+		return s[j - 1] == ' ' ? j : 0;
+	}
+	if (len < sizeof(stamp))
+		return 0;
+	for (j = 0; j < sizeof(stamp) - 1; j++)
+		if (stamp[j] == 'd' ? !(s[j] >= '0' && s[j] <= '9')
+		                    : s[j] != stamp[j])
+			return 0;
+	if (j < len && s[j] == '.')
+		for (j++; j < len && s[j] >= '0' && s[j] <= '9'; j++)
+			;
+	if (j < len && s[j] == 'Z') {
+		j++;
+	} else if (j + 6 <= len && (s[j] == '+' || s[j] == '-') &&
+	           s[j + 3] == ':') {
+		j += 6;
+	} else {
+		return 0;
+	}
+	return j < len && s[j] == ' ' ? j + 1 : 0;
+}
+
 /* Length of the rank prefixes launchers add: "[rank3]: ", "[default0]:",
- * srun -l's "3: ", and combinations of them. */
+ * srun -l's "3: ", Open MPI's "[1,0]<stderr>:", Lightning's "[rank: 0] ",
+ * Ray's and vLLM's "(NAME pid=N) ", Docker Compose's "NAME  | ", a
+ * paste's quote or time stamp, and combinations of them, with the blanks
+ * after them. */
 static size_t rank_prefix(const char *s, size_t len)
 {
 	size_t off = 0;
@@ -142,9 +261,14 @@ static size_t rank_prefix(const char *s, size_t len)
 	for (int round = 0; round < 3; round++) {
 		size_t i = off, d;
 
-		while (i < len && s[i] == ' ')
+		while (i < len && (s[i] == ' ' || s[i] == '\t'))
 			i++;
-		if (i < len && s[i] == '[') {
+		if ((d = pid_prefix(s + i, len - i)) > 0 ||
+		    (d = tagged_prefix(s + i, len - i)) > 0 ||
+		    (round == 0 && (d = compose_prefix(s + i, len - i)) > 0) ||
+		    (round < 2 && (d = paste_prefix(s + i, len - i)) > 0)) {
+			off = i + d;
+		} else if (i < len && s[i] == '[') {
 			size_t j = i + 1;
 
 			while (j < len && ((s[j] >= 'a' && s[j] <= 'z') ||
@@ -170,6 +294,10 @@ static size_t rank_prefix(const char *s, size_t len)
 		while (off < len && s[off] == ' ')
 			off++;
 	}
+	/* and the indentation of a log pasted as an indented block, so that
+	 * "^" still anchors at the message. */
+	while (off < len && (s[off] == ' ' || s[off] == '\t'))
+		off++;
 	return off;
 }
 
@@ -554,12 +682,13 @@ static bool launcher_status(const char *t, const char *ctx, char *who,
 	*sig = 0;
 	who[0] = '\0';
 	if ((p = after(t, "terminated with signal ")) ||
-	    (p = after(t, "<Signals.SIG"))) {
+	    (p = after(t, "<Signals.SIG")) || (p = after(t, "exitcode=-SIG"))) {
 		char name[16];
 		size_t n = 0;
 
 		if (p[-1] == 'G' && p[-2] == 'I')
-			p -= 3; /* "<Signals.SIGKILL: 9>": back to "SIG" */
+			p -= 3; /* "<Signals.SIGKILL: 9>", multiprocessing's
+			         * "exitcode=-SIGKILL": back to "SIG" */
 		while (n + 1 < sizeof(name) && ((p[n] >= 'A' && p[n] <= 'Z') ||
 		                                (p[n] >= 'a' && p[n] <= 'z')))
 			n++;
@@ -574,8 +703,12 @@ static bool launcher_status(const char *t, const char *ctx, char *who,
 		*sig = (int)-v;
 		have = true;
 	}
+	/* "Signal 9 (SIGKILL)", HTCondor's "Abnormal termination (signal 9)",
+	 * cargo's "(signal: 9, SIGKILL: kill)", LSF's "Exited with signal
+	 * termination: 9." */
 	if (!have &&
-	    ((p = after(t, "Signal ")) ||
+	    ((p = after(t, "signal termination: ")) ||
+	     (p = after(t, "signal: ")) || (p = after(t, "Signal ")) ||
 	     (p = after(t, "terminated by signal ")) ||
 	     (p = after(t, "exited on signal "))) &&
 	    int_at(p, &v) && v > 0 && v < 64) {
@@ -591,7 +724,8 @@ static bool launcher_status(const char *t, const char *ctx, char *who,
 	    ((p = after(t, "exitcode")) || (p = after(t, "return code")) ||
 	     (p = after(t, "returncode")) || (p = after(t, "exit status")) ||
 	     (p = after(t, "exit code")) ||
-	     (p = after(t, "exited with code"))) &&
+	     (p = after(t, "exited with code")) ||
+	     (p = after(t, "status code")) || (p = after(t, "return value"))) &&
 	    int_at(p, &v)) {
 		if (v < 0 && v > -64)
 			*sig = (int)-v;
@@ -661,6 +795,15 @@ static bool describe_launcher(const char *text, const char *ctx,
 	} else if (code == 3221226505LL || code == -1073740791LL) {
 		ga_buf_puts(out, " crashed with Windows status 0xC0000409 "
 		                 "(stack buffer overrun)");
+	} else if (code == 3221225501LL || code == -1073741795LL) {
+		ga_buf_puts(out, " crashed with Windows status 0xC000001D "
+		                 "(illegal instruction)");
+	} else if (code == 3221225620LL || code == -1073741676LL) {
+		ga_buf_puts(out, " crashed with Windows status 0xC0000094 "
+		                 "(integer division by zero)");
+	} else if (code == 3221226356LL || code == -1073740940LL) {
+		ga_buf_puts(out, " crashed with Windows status 0xC0000374 "
+		                 "(heap corruption)");
 	} else {
 		ga_buf_printf(out, " exited with code %lld", code);
 	}

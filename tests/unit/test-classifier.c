@@ -770,6 +770,44 @@ static void test_echoes_and_context(void)
 	free(ev);
 	ga_verdict_finish(&v);
 
+	/* Other tools' reports of a child's status decode the same way. */
+	{
+		static const struct {
+			const char *log, *fact;
+		} decoded[] = {
+		        {"\t(0) Abnormal termination (signal 11)\n",
+		         "was killed by SIGSEGV"},
+		        {"<Process name='P-1' pid=5 parent=1 stopped "
+		         "exitcode=-SIGKILL>\n",
+		         "was killed by SIGKILL"},
+		        {"Exited with signal termination: 11.\n",
+		         "was killed by SIGSEGV"},
+		        {"error: process didn't exit successfully: `t` "
+		         "(signal: 9, SIGKILL: kill)\n",
+		         "was killed by SIGKILL"},
+		        {"Process finished with exit code -1073741795 "
+		         "(0xC000001D)\n",
+		         "Windows status 0xC000001D (illegal instruction)"},
+		        {"Process 1 exit with status code 137.\n",
+		         "was killed by SIGKILL"},
+		        {"\t(1) Normal termination (return value 2)\n",
+		         "exited with code 2"},
+		};
+
+		ga_status_init(&st);
+		for (size_t i = 0; i < sizeof(decoded) / sizeof(*decoded);
+		     i++) {
+			classify(builtin, decoded[i].log,
+			         strlen(decoded[i].log), 0, 0, 0, &st, &v);
+			ev = evidence_text(&v);
+			if (!ok(ev && strstr(ev, decoded[i].fact),
+			        "decoded: %s", decoded[i].fact))
+				diag("evidence:\n%s", ev ? ev : "(none)");
+			free(ev);
+			ga_verdict_finish(&v);
+		}
+	}
+
 	expect("launcher -9",
 	       "[INFO] [launch.py:319:sigkill_handler] "
 	       "Killing subprocess 11\n[ERROR] [launch.py:325:sigkill_handler] "
@@ -788,6 +826,52 @@ static void test_echoes_and_context(void)
 	       "subprocess.CalledProcessError: Command '['python.exe', "
 	       "'x.py']' returned non-zero exit status 3221225477.\n",
 	       UNKNOWN_STATUS, GA_CLASS_SEGFAULT, "launcher.child-crash", 1);
+	/* Ray's and vLLM's process prefixes are stripped like a rank's. */
+	expect("Ray worker prefix",
+	       "(RayTrainWorker pid=1234, ip=10.0.0.1) KeyError: 'x'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("vLLM engine prefix",
+	       "(EngineCore_DP0 pid=1394) KeyError: 'w'\n"
+	       "(APIServer pid=1) RuntimeError: Engine core initialization "
+	       "failed. See root cause above. Failed core proc(s): {}\n",
+	       1, GA_CLASS_CODE_ERROR, "python.exception", 1);
+	/* Job tools' state lines describe a job, not necessarily this one:
+	 * they count only when this job did not exit 0. */
+	expect("sacct rows in a job that exited 0",
+	       "       11   old-run   gpu   acct   8  CANCELLED+      0:0\n"
+	       "       12   old-run   gpu   acct   8  OUT_OF_ME+    0:125\n",
+	       0, GA_CLASS_SUCCESS, "(none)", 0);
+	expect("sacct rows, status unknown",
+	       "       11   old-run   gpu   acct   8  CANCELLED+      0:0\n"
+	       "       12   old-run   gpu   acct   8  OUT_OF_ME+    0:125\n",
+	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "slurm.state-line.oom", 2);
+	expect("a log pasted as an indented block",
+	       "    Traceback (most recent call last):\n"
+	       "      File \"t.py\", line 1, in <module>\n"
+	       "    KeyError: 'x'\n",
+	       1, GA_CLASS_CODE_ERROR, "python.exception", 3);
+	expect("a tab before a rank prefix", "\t[rank1]: KeyError: 'x'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("a Markdown quote", "> > KeyError: 'x'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("kubectl logs --timestamps",
+	       "2024-01-01T12:00:00.123456789Z [rank1]: KeyError: 'x'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("a date that is no RFC 3339 stamp",
+	       "2024-01-01 12:00:00 KeyError: 'x'\n", 1, GA_CLASS_UNKNOWN,
+	       "(none)", 0);
+	expect("Open MPI --tag-output prefix", "[1,3]<stderr>:Killed\n",
+	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "shell.killed", 1);
+	expect("Lightning's rank prefix", "[rank: 1] KeyError: 'x'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("a bracket that is no tag", "[1,3]<stderr> Killed\n",
+	       UNKNOWN_STATUS, GA_CLASS_UNKNOWN, "(none)", 0);
+	expect("Docker Compose prefix", "trainer-1  | Killed\n", UNKNOWN_STATUS,
+	       GA_CLASS_HOST_OOM, "shell.killed", 1);
+	expect("a column of text is no Compose prefix", "rank 0 | Killed\n",
+	       UNKNOWN_STATUS, GA_CLASS_UNKNOWN, "(none)", 0);
+	expect("a parenthesis without a pid is text", "(note) KeyError: 'x'\n",
+	       1, GA_CLASS_UNKNOWN, "(none)", 0);
 	expect("GNU time: signal 9", "Command terminated by signal 9\n",
 	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "launcher.child-sigkill", 1);
 
