@@ -24,6 +24,7 @@
 #include "buf.h"
 #include "classifier.h"
 #include "config.h"
+#include "log.h"
 #include "logfile.h"
 #include "report.h"
 #include "task.h"
@@ -35,6 +36,8 @@ static const char *work = dir;
 static struct ga_config cfg;
 static struct ga_collector *coll;
 static uint32_t next_task;
+/* The helper program the task spawns, or NULL: a forked helper. */
+static const char *helper_exe;
 
 /* Where the task's stdout/stderr goes. */
 enum dest { D_FILE, D_APPEND, D_PIPE, D_SOCKET, D_SPLIT_PIPES };
@@ -94,6 +97,7 @@ task_main(const char *cmd, uint32_t task, int fo, int fe)
 	        .argv = (char *[]){"sh", "-c", (char *)cmd, NULL},
 	        .start = time(NULL),
 	        .unique = true,
+	        .helper_exe = helper_exe,
 	};
 	char job[32];
 
@@ -509,7 +513,84 @@ static void test_forged_pidfd(void)
 	waitpid(victim, NULL, 0);
 }
 
-int main(void)
+/* gpualert's log lines, from the tasks too (they are forks of this
+ * process), appended to a file. */
+static char log_lines[PATH_MAX];
+
+static void file_sink(enum ga_log_level level, const char *msg, void *ctx)
+{
+	FILE *f = fopen(log_lines, "a");
+
+	(void)level;
+	(void)ctx;
+	if (f) {
+		fprintf(f, "%s\n", msg);
+		fclose(f);
+	}
+}
+
+static bool logged(const char *text)
+{
+	size_t len;
+	char *l = slurp(log_lines, &len);
+	bool found = l && strstr(l, text);
+
+	free(l);
+	return found;
+}
+
+/* The same pipelines with the helper program (the plugin's way), then
+ * with a program that fails at once: the task forks a helper instead and
+ * nothing is lost. */
+static void test_spawned(const char *program)
+{
+	struct run r;
+	char *o;
+	size_t len;
+
+	enum ga_log_level level = ga_log_get_level();
+
+	snprintf(log_lines, sizeof(log_lines), "%s/log-lines", dir);
+	ga_log_set_sink(file_sink, NULL);
+	ga_log_set_level(GA_LOG_INFO);
+	helper_exe = program;
+	test_pipe(D_PIPE, "pipe, spawned helper");
+	test_split();
+	test_log_max();
+	test_killed(D_PIPE, "pipe, spawned helper");
+	test_helper_killed();
+	run(&r,
+	    "echo 'ModuleNotFoundError: No module named flash_attn'; "
+	    "exit 1",
+	    D_PIPE, false, 0);
+	ok(r.tc && r.tc->helper_pidfd >= 0,
+	   "spawned helper: it announced itself with its pidfd");
+	ok(!logged("forked a capture helper instead"),
+	   "spawned helper: every one was the program, none forked");
+	done(&r);
+	helper_exe = "/bin/false";
+	run(&r,
+	    "echo 'ModuleNotFoundError: No module named flash_attn'; "
+	    "exit 1",
+	    D_PIPE, false, 0);
+	o = slurp(r.out, &len);
+	ok(o && strstr(o, "No module named flash_attn"),
+	   "helper program that fails: the output still reaches its reader");
+	ok(r.tc && r.tc->helper && r.tc->have_end && !r.tr->capture_error &&
+	           !strcmp(cls(&r), "import_error"),
+	   "helper program that fails: a forked helper captured it (%s)",
+	   cls(&r));
+	ok(logged("cannot run /bin/false: forked a capture helper instead"),
+	   "helper program that fails: the log says a helper was forked");
+	free(o);
+	done(&r);
+	helper_exe = NULL;
+	ga_log_set_sink(NULL, NULL);
+	ga_log_set_level(level);
+}
+
+/* ARGV[1]: the gpualert-helper program, for the spawned cases. */
+int main(int argc, char **argv)
 {
 	snprintf(dir, sizeof(dir), "/tmp/ga-capture-XXXXXX");
 	if (!mkdtemp(dir))
@@ -533,6 +614,8 @@ int main(void)
 	test_helper_killed();
 	test_forged_pidfd();
 	test_long_paths();
+	if (ok(argc > 1, "the gpualert-helper program is given"))
+		test_spawned(argv[1]);
 	ga_collector_destroy(coll);
 	ga_config_finish(&cfg);
 	{
