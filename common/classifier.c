@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "json.h"
 #include "linereader.h"
 #include "prefilter.h"
+#include "util.h"
 
 #define HITS_PER_RULE 3
 /* Below this priority a rule's evidence is too weak for "also seen". */
@@ -763,6 +765,29 @@ static bool launcher_status(const char *t, const char *ctx, char *who,
 	return have;
 }
 
+/* Windows' crash statuses (NTSTATUS), as launchers print them: unsigned
+ * (3221225477) or as a signed 32-bit exit code (-1073741819). */
+static const struct {
+	uint32_t status;
+	const char *what;
+} windows_crashes[] = {
+        {0xC0000005u, "access violation"},
+        {0xC00000FDu, "stack overflow"},
+        {0xC0000409u, "stack buffer overrun"},
+        {0xC000001Du, "illegal instruction"},
+        {0xC0000094u, "integer division by zero"},
+        {0xC0000374u, "heap corruption"},
+};
+
+static const char *windows_crash(long long code)
+{
+	for (size_t i = 0; i < GA_ARRAY_LEN(windows_crashes); i++)
+		if (code == (long long)windows_crashes[i].status ||
+		    code == (long long)(int32_t)windows_crashes[i].status)
+			return windows_crashes[i].what;
+	return NULL;
+}
+
 /* "rank 1 was killed by SIGSEGV", "a child process exited with code 1",
  * "local rank 0 crashed with Windows status 0xC0000005 (access
  * violation)".  Returns false when TEXT holds no status. */
@@ -786,24 +811,9 @@ static bool describe_launcher(const char *text, const char *ctx,
 		if (sig == 9)
 			ga_buf_puts(out,
 			            " (most often the out-of-memory killer)");
-	} else if (code == 3221225477LL || code == -1073741819LL) {
-		ga_buf_puts(out, " crashed with Windows status 0xC0000005 "
-		                 "(access violation)");
-	} else if (code == 3221225725LL || code == -1073741571LL) {
-		ga_buf_puts(out, " crashed with Windows status 0xC00000FD "
-		                 "(stack overflow)");
-	} else if (code == 3221226505LL || code == -1073740791LL) {
-		ga_buf_puts(out, " crashed with Windows status 0xC0000409 "
-		                 "(stack buffer overrun)");
-	} else if (code == 3221225501LL || code == -1073741795LL) {
-		ga_buf_puts(out, " crashed with Windows status 0xC000001D "
-		                 "(illegal instruction)");
-	} else if (code == 3221225620LL || code == -1073741676LL) {
-		ga_buf_puts(out, " crashed with Windows status 0xC0000094 "
-		                 "(integer division by zero)");
-	} else if (code == 3221226356LL || code == -1073740940LL) {
-		ga_buf_puts(out, " crashed with Windows status 0xC0000374 "
-		                 "(heap corruption)");
+	} else if ((name = windows_crash(code))) {
+		ga_buf_printf(out, " crashed with Windows status 0x%08llX (%s)",
+		              code & 0xFFFFFFFFLL, name);
 	} else {
 		ga_buf_printf(out, " exited with code %lld", code);
 	}
