@@ -27,13 +27,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <slurm/slurm.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -195,7 +195,6 @@ static void remote_init(spank_t sp)
 {
 	if (R.coll)
 		return;
-	find_capture_helper(R.helper_exe, sizeof(R.helper_exe));
 	if (spank_get_item(sp, S_JOB_UID, &R.uid) != ESPANK_SUCCESS)
 		return;
 	R.coll = ga_collector_create(R.uid);
@@ -282,6 +281,10 @@ int ga_remote_user_init(spank_t sp)
 		ga_collector_destroy(R.coll);
 		R.coll = NULL;
 	}
+	/* Only for a step gpualert watches, and as the user who will run
+	 * it: a folder that user cannot enter means no program. */
+	if (R.active)
+		find_capture_helper(R.helper_exe, sizeof(R.helper_exe));
 	return 0;
 }
 
