@@ -2,21 +2,24 @@
 #include "capture.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -560,23 +563,28 @@ static void send_hello(int sock, uint32_t task)
 	ga_buf_finish(&b);
 }
 
+/* TASK_PIDFD: the task, when the helper is its sibling (clone_helper());
+ * -1 for a detached helper. */
 static void __attribute__((noreturn))
 helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
-            int out2, int log_fd, int sock, int n_streams)
+            int out2, int log_fd, int sock, int task_pidfd, int n_streams)
 {
 	struct helper h;
 	struct sigaction sa;
 	sigset_t block, waitmask;
 	struct ga_buf msg;
 	uint64_t maxrss = 0, cpu_ms = 0;
-	int *fds[] = {&in1, &in2, &out1, &out2, &log_fd, &sock};
+	int *fds[] = {&in1, &in2, &out1, &out2, &log_fd, &sock, &task_pidfd};
 
 	/* Own session: the program's kill(0, ...) or a terminal's ^C cannot
 	 * reach the copy loop; Slurm's final SIGKILL of the cgroup still
-	 * does, and the record (the log) outlives it.  One name in ps(1)
-	 * whether it was spawned or forked (a fork is called slurmstepd). */
+	 * does, and the record (the log) outlives it.  One name in ps(1),
+	 * a sibling or forked (either would be called slurmstepd). */
 	(void)setsid();
 	(void)prctl(PR_SET_NAME, "gpualert-helper", 0, 0, 0);
+	/* Its image is a copy of the task's before exec (slurmstepd's in
+	 * the plugin): not for the user's debugger or /proc/PID/mem. */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	ga_log_set_sink(quiet_sink, NULL);
 	keep_fds(fds, (int)(sizeof(fds) / sizeof(fds[0])));
 
@@ -684,137 +692,110 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 		setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		(void)send_msg(sock, &msg, NULL, 0);
 	}
+	/* A sibling of the task exits only once the task has: the parent
+	 * they share reaps the task first, then the helper, which it waits
+	 * for (slurmstepd's task wait loop sleeps 100 ms whenever it reaps
+	 * a child that is not a task). */
+	if (task_pidfd >= 0) {
+		struct pollfd p = {.fd = task_pidfd, .events = POLLIN};
+
+		(void)GA_RETRY_EINTR(poll(&p, 1, -1));
+	}
 	_exit(0);
 }
 
-/* ---- the helper as a program of its own ---------------------------------- */
+/* ---- starting the helper ----------------------------------------------- */
 
-/* The helper program finds its streams where keep_fds() puts them: fd
- * HELPER_FD + i for slot i of {first input, second input, first output,
- * second output, log, collector}.  Its arguments: TASK STREAMS LOG_MAX
- * MAX_RSS FLAGS. */
-#define HELPER_FD 3
-#define HELPER_SLOTS 6
-#define HELPER_ARGC 6
-#define HELPER_HAS_LOG 1u
-#define HELPER_HAS_SOCK 2u
-#define HELPER_LOG_PRIVATE 4u
+/* The helper's stack.  Its top page holds what the helper starts with,
+ * copied there: the task never looks at that memory again. */
+#define HELPER_STACK (1024 * 1024)
 
-static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
+struct helper_start {
+	struct ga_capture_opts o; /* its pointers cleared */
+	int fd[7];                /* in1 in2 out1 out2 log sock task_pidfd */
+	int n_streams;
+	/* Nonzero until the task execs or exits: the kernel then clears it
+	 * and wakes its futex (set_tid_address(2)), in this memory, which
+	 * the task has left by then. */
+	volatile uint32_t gate;
+};
+
+static void __attribute__((noreturn)) helper_enter(struct helper_start *hs)
 {
-	char *end;
-	unsigned long long v;
+	struct sigaction dfl;
+	sigset_t none;
 
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return false;
-	*out = v;
-	return true;
+	/* Until the gate opens the task runs in this same memory (its heap,
+	 * its errno): nothing is touched and nothing is called that could
+	 * fail.  FUTEX_WAIT returns at once when the gate is already open. */
+	while (hs->gate)
+		syscall(SYS_futex, &hs->gate, FUTEX_WAIT, 1u, NULL, NULL, 0);
+	/* The task has become its program (or is gone): this image is the
+	 * helper's alone.  None of the task's signal handlers. */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	helper_main(&hs->o, hs->fd[0], hs->fd[1], hs->fd[2], hs->fd[3],
+	            hs->fd[4], hs->fd[5], hs->fd[6], hs->n_streams);
 }
 
-int ga_capture_helper_main(int argc, char **argv)
+static int helper_entry(void *arg)
 {
-	struct ga_capture_opts o = {.sock_fd = -1, .log_fd = -1};
-	uint64_t task, streams, log_max, max_rss, flags;
-	int fd[HELPER_SLOTS];
-	pid_t pid;
-
-	if (argc != HELPER_ARGC || !parse_u64(argv[1], UINT32_MAX, &task) ||
-	    !parse_u64(argv[2], 2, &streams) || streams < 1 ||
-	    !parse_u64(argv[3], UINT64_MAX, &log_max) ||
-	    !parse_u64(argv[4], UINT64_MAX, &max_rss) ||
-	    !parse_u64(argv[5], 7, &flags)) {
-		/* stderr is the job's output when a task started us: only a
-		 * person at a terminal is told. */
-		if (isatty(STDERR_FILENO))
-			fprintf(stderr,
-			        "gpualert-helper: started by gpualert.so for "
-			        "each task whose output is a pipe; not for use "
-			        "by hand\n");
-		return 2;
-	}
-	for (int i = 0; i < HELPER_SLOTS; i++)
-		fd[i] = HELPER_FD + i;
-	if (streams < 2)
-		fd[1] = fd[3] = -1;
-	if (!(flags & HELPER_HAS_LOG))
-		fd[4] = -1;
-	if (!(flags & HELPER_HAS_SOCK))
-		fd[5] = -1;
-	o.task_id = (uint32_t)task;
-	o.log_max = log_max;
-	o.max_rss = max_rss;
-	o.log_private = flags & HELPER_LOG_PRIVATE;
-	/* Detached, as a forked helper is: the task waits for this process
-	 * to exit, and the program it then becomes must not find the helper
-	 * among its children.  Nonzero: the task must not redirect. */
-	pid = fork();
-	if (pid != 0)
-		_exit(pid < 0 ? 1 : 0);
-	helper_main(&o, fd[0], fd[1], fd[2], fd[3], fd[4], fd[5], (int)streams);
+	helper_enter(arg);
 }
 
-/* Start the helper program EXE with the fds in their slots (-1: none);
- * returns once it has detached, 0 when a helper holds the fds, -1 when
- * none was started (the caller forks one). */
-static int spawn_helper(const struct ga_capture_opts *o, const int fds[],
+/* Start the helper as a sibling of the task: a child of the task's
+ * parent, so the program the task becomes never finds it among its
+ * children, and sharing the task's memory instead of copying it, so the
+ * task's start pays neither a fork of slurmstepd's image nor an exec.
+ * The helper copies nothing until the task has exec'd or exited.  FDS:
+ * in1 in2 out1 out2 log sock.  Returns 0 when a helper holds the fds,
+ * -1 when none was started. */
+static int clone_helper(const struct ga_capture_opts *o, const int fds[6],
                         int n_streams)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, all;
-	char arg[5][24], *argv[HELPER_ARGC + 1], *envp[] = {NULL};
-	int high[HELPER_SLOTS], rc = -1, status;
-	unsigned flags = (fds[4] >= 0 ? HELPER_HAS_LOG : 0) |
-	                 (fds[5] >= 0 ? HELPER_HAS_SOCK : 0) |
-	                 (o->log_private ? HELPER_LOG_PRIVATE : 0);
+	struct helper_start *hs;
+	sigset_t all, old;
+	char *stack;
+	int task_pidfd;
 	pid_t pid;
 
-	snprintf(arg[0], sizeof(arg[0]), "%" PRIu32, o->task_id);
-	snprintf(arg[1], sizeof(arg[1]), "%d", n_streams);
-	snprintf(arg[2], sizeof(arg[2]), "%" PRIu64, o->log_max);
-	snprintf(arg[3], sizeof(arg[3]), "%" PRIu64, o->max_rss);
-	snprintf(arg[4], sizeof(arg[4]), "%u", flags);
-	argv[0] = (char *)o->helper_exe;
-	for (int i = 0; i < 5; i++)
-		argv[i + 1] = arg[i];
-	argv[HELPER_ARGC] = NULL;
-	/* Above the slots first, so that no dup2 overwrites a source. */
-	for (int i = 0; i < HELPER_SLOTS; i++)
-		high[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 64) : -1;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
-	for (int i = 0; i < HELPER_SLOTS; i++)
-		if (high[i] >= 0)
-			posix_spawn_file_actions_adddup2(&fa, high[i],
-			                                 HELPER_FD + i);
-	/* Nothing else of the task's reaches the helper. */
-	posix_spawn_file_actions_addclosefrom_np(&fa, HELPER_FD + HELPER_SLOTS);
-	sigemptyset(&none);
+	stack = mmap(NULL, HELPER_STACK, PROT_READ | PROT_WRITE,
+	             MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
+	             -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	task_pidfd = pidfd_open(getpid(), 0);
+	if (task_pidfd < 0) {
+		munmap(stack, HELPER_STACK);
+		return -1;
+	}
+	(void)mprotect(stack, 4096, PROT_NONE); /* a guard page */
+	hs = (struct helper_start *)(stack + HELPER_STACK - 4096);
+	*hs = (struct helper_start){.o = *o, .n_streams = n_streams, .gate = 1};
+	hs->o.log_error = hs->o.work_dir = NULL;
+	memcpy(hs->fd, fds, 6 * sizeof(int));
+	hs->fd[6] = task_pidfd;
+	/* From here the kernel clears the gate when this process execs or
+	 * exits (its mm_release()), in the memory the helper keeps. */
+	(void)syscall(SYS_set_tid_address, &hs->gate);
+	/* No handler of the task's may run in the helper before it has
+	 * reset them: it starts with every signal blocked. */
 	sigfillset(&all);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
-	                                        POSIX_SPAWN_SETSIGDEF);
-	for (int i = 0; i < HELPER_SLOTS; i++)
-		if (fds[i] >= 0 && high[i] < 0)
-			goto out;
-	/* vfork-like: the task is suspended only until the exec. */
-	if (posix_spawn(&pid, o->helper_exe, &fa, &attr, argv, envp) != 0)
-		goto out;
-	if (GA_RETRY_EINTR(waitpid(pid, &status, 0)) == pid &&
-	    WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		rc = 0;
-out:
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	for (int i = 0; i < HELPER_SLOTS; i++)
-		if (high[i] >= 0)
-			close(high[i]);
-	return rc;
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = clone(helper_entry, (char *)hs - 64,
+	            CLONE_VM | CLONE_PARENT | SIGCHLD, hs);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(task_pidfd);
+	if (pid < 0) {
+		(void)syscall(SYS_set_tid_address, NULL);
+		munmap(stack, HELPER_STACK);
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- task side ----------------------------------------------------------- */
@@ -973,22 +954,21 @@ static enum ga_capture_mode interpose(const struct ga_capture_opts *o,
 		*why = "cannot duplicate the task's stdout/stderr";
 		goto fail;
 	}
-	/* Detached: the helper must not be a child of the program, which
-	 * may wait() for all its children.  The helper program when there
-	 * is one: a fork copies slurmstepd's address space (milliseconds in
-	 * the task's start), a spawn does not. */
+	/* The helper must not be a child of the program, which may wait()
+	 * for all its children: a sibling of the task when the task execs
+	 * next (nothing is copied), else detached (a fork). */
 	forked = -1;
-	if (o->helper_exe) {
-		int fds[HELPER_SLOTS] = {p1[0], p2[0],     out1,
-		                         out2,  o->log_fd, o->sock_fd};
+	if (o->task_execs) {
+		int fds[6] = {p1[0], p2[0], out1, out2, o->log_fd, o->sock_fd};
 
-		if (spawn_helper(o, fds, n_streams) == 0)
+		if (clone_helper(o, fds, n_streams) == 0)
 			forked = 1;
 		else
 			ga_log(GA_LOG_INFO,
-			       "gpualert: task %" PRIu32 ": cannot run %s: "
-			       "forked a capture helper instead",
-			       o->task_id, o->helper_exe);
+			       "gpualert: task %" PRIu32 ": cannot start a "
+			       "capture helper in the task's memory (%s): "
+			       "forked one instead",
+			       o->task_id, strerror(errno));
 	}
 	if (forked < 0)
 		forked = ga_fork_detached();
@@ -997,7 +977,7 @@ static enum ga_capture_mode interpose(const struct ga_capture_opts *o,
 		if (p2[1] >= 0)
 			close(p2[1]);
 		helper_main(o, p1[0], p2[0], out1, out2, o->log_fd, o->sock_fd,
-		            n_streams);
+		            -1, n_streams);
 	}
 	/* Returned once the helper exists, and the helper holds the pipes'
 	 * read ends from its birth: redirecting is safe now. */

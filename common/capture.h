@@ -63,25 +63,26 @@ void ga_capture_probe(enum ga_fd_kind kind[GA_CAPTURE_STREAMS]);
 bool ga_capture_needs_log(const enum ga_fd_kind kind[GA_CAPTURE_STREAMS]);
 
 struct ga_capture_opts {
-	uint32_t task_id;       /* global rank, carried in messages */
-	int sock_fd;            /* the collector's task end, -1 for none */
-	int log_fd;             /* durable log for interposed streams, -1 for
+	uint32_t task_id;      /* global rank, carried in messages */
+	int sock_fd;           /* the collector's task end, -1 for none */
+	int log_fd;            /* durable log for interposed streams, -1 for
 				 * none (then nothing is interposed);
 				 * borrowed: the caller closes its copy */
-	bool log_private;       /* no other process appends to log_fd's file
+	bool log_private;      /* no other process appends to log_fd's file
 				 * (its name is unique to the task): the
 				 * helper may write it at its own offsets,
 				 * zero-copy (splice(2)) */
-	uint64_t log_max;       /* bytes of output the log keeps (head and
+	uint64_t log_max;      /* bytes of output the log keeps (head and
 				 * newest tail), 0 = unbounded */
-	uint64_t max_rss;       /* helper memory budget over its fork image,
+	uint64_t max_rss;      /* helper memory budget over its fork image,
 				 * 0 = unbounded */
-	const char *helper_exe; /* the helper program (gpualert-helper) to
-				 * start, or NULL to fork one; a program
-				 * that cannot be run is replaced by a
-				 * fork */
-	const char *work_dir;   /* reported to the collector (for %w) */
-	const char *log_error;  /* why there is no log, reported; or NULL */
+	bool task_execs;       /* the caller execs (or exits) next: the
+				 * helper is started sharing its memory,
+				 * as a child of the caller's parent, which
+				 * must reap it (ga_collector_finish_task
+				 * does) */
+	const char *work_dir;  /* reported to the collector (for %w) */
+	const char *log_error; /* why there is no log, reported; or NULL */
 };
 
 /* Start in the calling (task) process: record regular-file outputs,
@@ -93,14 +94,6 @@ struct ga_capture_opts {
  * or aborts. */
 int ga_capture_start(const struct ga_capture_opts *o,
                      enum ga_capture_mode *mode, const char **why);
-
-/* main() of the helper program (gpualert-helper), which
- * ga_capture_start runs when ga_capture_opts.helper_exe is set: the same
- * copy loop as a forked helper, without a copy of the task's (that is
- * slurmstepd's) address space, so starting it costs the task a fraction
- * of a fork.  Not for use by hand: the streams come as inherited fds.
- * Returns (2) only on arguments it does not understand. */
-int ga_capture_helper_main(int argc, char **argv);
 
 /* Flags of the helper's final report (ga_task_capture.flags). */
 #define GA_CAPTURE_F_OUT_LOST 1u /* writing the original output failed */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/wait.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -425,9 +426,17 @@ struct ga_task_capture *ga_collector_finish_task(struct ga_collector *c,
 	/* The final counts are the helper's last act; let it finish exiting
 	 * too.  Slurm kills what is left in the step's cgroup after the last
 	 * task_exit and proctrack then polls once a second, so a helper
-	 * caught mid-exit costs the step a second. */
-	if (t && t->have_end && t->helper_pidfd >= 0)
-		(void)pidfd_exited(t->helper_pidfd, 100);
+	 * caught mid-exit costs the step a second.  A helper that is a
+	 * sibling of the task is our child: reaped here, through its pidfd
+	 * (slurmstepd's task wait loop would sleep 100 ms on reaping it);
+	 * a detached one is not ours, and waitid() says so. */
+	if (t && t->helper_pidfd >= 0 &&
+	    pidfd_exited(t->helper_pidfd, t->have_end ? 100 : 0)) {
+		siginfo_t si;
+
+		(void)waitid(P_PIDFD, (id_t)t->helper_pidfd, &si,
+		             WEXITED | WNOHANG);
+	}
 	if (waited_ms)
 		*waited_ms = now_ms() - t0;
 	return t;

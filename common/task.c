@@ -93,7 +93,8 @@ void ga_task_begin(const struct ga_config *cfg, const struct ga_task_ids *ids,
 		                                              "jst"),
 		        .log_max = cfg->log_max,
 		        .max_rss = cfg->helper_max_rss,
-		        .helper_exe = ids->helper_exe,
+		        /* the task execs its program next */
+		        .task_execs = true,
 		        .work_dir = ids->work_dir,
 		        .log_error = err[0] ? err : note,
 		};

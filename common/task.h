@@ -41,8 +41,6 @@ struct ga_task_ids {
 	/* The log's name is unique to this task (the job id is Slurm's, or
 	 * of gpualert run's own making): zero-copy logging is safe. */
 	bool unique;
-	/* The capture helper program, or NULL to fork the helper. */
-	const char *helper_exe;
 };
 
 /* In the task process, as the user, before exec.  LOG_PATH (NULL: the

@@ -22,7 +22,6 @@
 #include "plugin.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -78,7 +77,6 @@ static struct {
 	char node[256], user[64], job_name[256];
 	char array_job[32], array_task[32];
 	char *command;
-	char helper_exe[PATH_MAX]; /* gpualert-helper, "" for none */
 	double start;
 	struct task_rec *tasks;
 	size_t n, cap;
@@ -155,37 +153,6 @@ static char *join_argv(int argc, char **argv)
 		ga_buf_puts(&b, argv[i]);
 	}
 	return ga_buf_steal(&b);
-}
-
-/* Whether PATH is a program the job's user may run and only root may
- * change: it runs in every srun task's start. */
-static bool helper_trusted(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
-	       !(st.st_mode & (S_IWGRP | S_IWOTH)) && (st.st_mode & S_IXOTH);
-}
-
-/* gpualert-helper next to this plugin (where the admin put
- * gpualert.so), else in the package's libexec folder; "" when neither
- * will do, and the helper is then forked. */
-static void find_capture_helper(char *buf, size_t size)
-{
-	Dl_info di;
-	const char *slash;
-
-	if (dladdr((void *)find_capture_helper, &di) && di.dli_fname &&
-	    (slash = strrchr(di.dli_fname, '/')) &&
-	    snprintf(buf, size, "%.*s/gpualert-helper",
-	             (int)(slash - di.dli_fname), di.dli_fname) < (int)size &&
-	    helper_trusted(buf))
-		return;
-	if (snprintf(buf, size, "%s/gpualert-helper", GA_LIBEXECDIR) <
-	            (int)size &&
-	    helper_trusted(buf))
-		return;
-	buf[0] = '\0';
 }
 
 /* slurm_spank_init, remote, root: the socket must exist before the tasks
@@ -281,10 +248,6 @@ int ga_remote_user_init(spank_t sp)
 		ga_collector_destroy(R.coll);
 		R.coll = NULL;
 	}
-	/* Only for a step gpualert watches, and as the user who will run
-	 * it: a folder that user cannot enter means no program. */
-	if (R.active)
-		find_capture_helper(R.helper_exe, sizeof(R.helper_exe));
 	return 0;
 }
 
@@ -318,7 +281,6 @@ int ga_remote_task_init(spank_t sp)
 	        .argv = argv,
 	        .start = time(NULL),
 	        .unique = true, /* Slurm's job, step and task ids */
-	        .helper_exe = R.helper_exe[0] ? R.helper_exe : NULL,
 	};
 	ga_task_begin(&p->cfg, &ids, ga_collector_task_fd(R.coll), NULL);
 	return 0;

@@ -36,8 +36,9 @@ static const char *work = dir;
 static struct ga_config cfg;
 static struct ga_collector *coll;
 static uint32_t next_task;
-/* The helper program the task spawns, or NULL: a forked helper. */
-static const char *helper_exe;
+/* The task is short of address space: no room for the stack of a
+ * helper sharing its memory, which is then forked. */
+static bool tight_address_space;
 
 /* Where the task's stdout/stderr goes. */
 enum dest { D_FILE, D_APPEND, D_PIPE, D_SOCKET, D_SPLIT_PIPES };
@@ -97,7 +98,6 @@ task_main(const char *cmd, uint32_t task, int fo, int fe)
 	        .argv = (char *[]){"sh", "-c", (char *)cmd, NULL},
 	        .start = time(NULL),
 	        .unique = true,
-	        .helper_exe = helper_exe,
 	};
 	char job[32];
 
@@ -110,6 +110,20 @@ task_main(const char *cmd, uint32_t task, int fo, int fe)
 		close(fo);
 	if (fe > 2 && fe != fo)
 		close(fe);
+	if (tight_address_space) {
+		unsigned long pages = 0;
+		FILE *f = fopen("/proc/self/statm", "re");
+
+		if (f && fscanf(f, "%lu", &pages) == 1) {
+			/* under the 1 MiB stack, over the helper's buffers */
+			rlim_t as = (rlim_t)pages * 4096 + 768 * 1024;
+			struct rlimit rl = {as, as};
+
+			setrlimit(RLIMIT_AS, &rl);
+		}
+		if (f)
+			fclose(f);
+	}
 	ga_task_begin(&cfg, &ids, ga_collector_task_fd(coll), NULL);
 	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 	_exit(127);
@@ -539,59 +553,127 @@ static bool logged(const char *text)
 	return found;
 }
 
-/* The same pipelines with the helper program (the plugin's way), then
- * with a program that fails at once: the task forks a helper instead and
- * nothing is lost. */
-static void test_spawned(const char *program)
+/* The pid behind a pidfd (fdinfo's "Pid:"), or -1. */
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[64], *text, *p;
+	size_t len;
+	pid_t pid = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	text = slurp(path, &len);
+	if (text && (p = strstr(text, "\nPid:\t")))
+		pid = (pid_t)atoi(p + 6);
+	free(text);
+	return pid;
+}
+
+/* The helper of a task that execs next is a sibling of the task: a child
+ * of the task's parent (here, this process), named gpualert-helper,
+ * reaped by ga_collector_finish_task, never left for the parent's wait
+ * loop. */
+static void test_sibling(void)
+{
+	struct run r;
+	char *o;
+	size_t len;
+	pid_t hp = -1, ppid = -1;
+	char comm[64] = "", path[64];
+	siginfo_t si;
+	int sv[2];
+	pid_t pid, rd;
+	struct ga_task_capture *tc = NULL;
+	struct ga_task_end end;
+	uint32_t task = next_task++;
+
+	memset(&r, 0, sizeof(r));
+	ga_report_init(&r.rep);
+	snprintf(r.out, sizeof(r.out), "%s/t%u.out", work, task);
+	if (pipe(sv) < 0)
+		return;
+	rd = reader(sv[0], r.out, sv[1]);
+	pid = fork();
+	if (pid == 0)
+		task_main("sleep 0.5; echo 'Segmentation fault (core dumped)'; "
+		          "exit 139",
+		          task, sv[1], sv[1]);
+	close(sv[1]);
+	for (int i = 0; i < 300 && !(tc && tc->helper_pidfd >= 0); i++) {
+		ga_collector_pump(coll, 10);
+		tc = ga_collector_task(coll, task);
+	}
+	if (tc && tc->helper_pidfd >= 0)
+		hp = pidfd_pid(tc->helper_pidfd);
+	if (hp > 0) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)hp);
+		f = fopen(path, "re");
+		if (f && fscanf(f, "%*d (%63[^)]) %*c %d", comm, &ppid) != 2)
+			ppid = -1;
+		if (f)
+			fclose(f);
+	}
+	ok(hp > 0 && ppid == getpid(),
+	   "sibling helper: a child of the task's parent (ppid %d, us %d)",
+	   (int)ppid, (int)getpid());
+	ok(!strcmp(comm, "gpualert-helper"), "sibling helper: named %s", comm);
+	while (waitpid(pid, &r.status, 0) < 0 && errno == EINTR)
+		;
+	end = (struct ga_task_end){
+	        .task_id = task, .node = "node", .wstatus = r.status};
+	r.tc = ga_collector_finish_task(coll, task, 5000, NULL);
+	while (waitpid(rd, NULL, 0) < 0 && errno == EINTR)
+		;
+	memset(&si, 0, sizeof(si));
+	ok(waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+	           si.si_pid == 0,
+	   "sibling helper: reaped by finish_task, no child left (pid %d)",
+	   (int)si.si_pid);
+	ga_task_conclude(&cfg, coll, NULL, &end, 1, getuid(), getgid(), false,
+	                 &r.rep);
+	r.tr = r.rep.n_tasks ? &r.rep.tasks[0] : NULL;
+	o = slurp(r.out, &len);
+	ok(o && strstr(o, "Segmentation fault"),
+	   "sibling helper: the output reached its reader");
+	ok(r.tr && !strcmp(cls(&r), "segfault") && !r.tr->capture_error,
+	   "sibling helper: classified (%s)", cls(&r));
+	free(o);
+	done(&r);
+	ok(!logged("forked one instead"),
+	   "every helper so far was a sibling, none forked");
+}
+
+/* A task whose address space has no room for the helper's stack: the
+ * helper is forked instead, nothing is lost, and the log says so. */
+static void test_forked(void)
 {
 	struct run r;
 	char *o;
 	size_t len;
 
-	enum ga_log_level level = ga_log_get_level();
-
-	snprintf(log_lines, sizeof(log_lines), "%s/log-lines", dir);
-	ga_log_set_sink(file_sink, NULL);
-	ga_log_set_level(GA_LOG_INFO);
-	helper_exe = program;
-	test_pipe(D_PIPE, "pipe, spawned helper");
-	test_split();
-	test_log_max();
-	test_killed(D_PIPE, "pipe, spawned helper");
-	test_helper_killed();
+	tight_address_space = true;
 	run(&r,
 	    "echo 'ModuleNotFoundError: No module named flash_attn'; "
 	    "exit 1",
 	    D_PIPE, false, 0);
-	ok(r.tc && r.tc->helper_pidfd >= 0,
-	   "spawned helper: it announced itself with its pidfd");
-	ok(!logged("forked a capture helper instead"),
-	   "spawned helper: every one was the program, none forked");
-	done(&r);
-	helper_exe = "/bin/false";
-	run(&r,
-	    "echo 'ModuleNotFoundError: No module named flash_attn'; "
-	    "exit 1",
-	    D_PIPE, false, 0);
+	tight_address_space = false;
 	o = slurp(r.out, &len);
 	ok(o && strstr(o, "No module named flash_attn"),
-	   "helper program that fails: the output still reaches its reader");
-	ok(r.tc && r.tc->helper && r.tc->have_end && !r.tr->capture_error &&
-	           !strcmp(cls(&r), "import_error"),
-	   "helper program that fails: a forked helper captured it (%s)",
-	   cls(&r));
-	ok(logged("cannot run /bin/false: forked a capture helper instead"),
-	   "helper program that fails: the log says a helper was forked");
+	   "forked helper: the output still reaches its reader");
+	ok(r.tc && r.tc->helper && r.tc->have_end && r.tr &&
+	           !r.tr->capture_error && !strcmp(cls(&r), "import_error"),
+	   "forked helper: it captured the output (%s)", cls(&r));
+	ok(logged("cannot start a capture helper in the task's memory"),
+	   "forked helper: the log says why");
 	free(o);
 	done(&r);
-	helper_exe = NULL;
-	ga_log_set_sink(NULL, NULL);
-	ga_log_set_level(level);
 }
 
-/* ARGV[1]: the gpualert-helper program, for the spawned cases. */
-int main(int argc, char **argv)
+int main(void)
 {
+	enum ga_log_level level = ga_log_get_level();
+
 	snprintf(dir, sizeof(dir), "/tmp/ga-capture-XXXXXX");
 	if (!mkdtemp(dir))
 		tap_skip_all("no temporary directory");
@@ -601,6 +683,10 @@ int main(int argc, char **argv)
 	coll = ga_collector_create(getuid());
 	if (!coll)
 		tap_skip_all("no collector");
+	/* What the pipeline logs, for the checks that it said why */
+	snprintf(log_lines, sizeof(log_lines), "%s/log-lines", dir);
+	ga_log_set_sink(file_sink, NULL);
+	ga_log_set_level(GA_LOG_INFO);
 	test_file(D_FILE, "file");
 	test_file(D_APPEND, "append");
 	test_file_semantics();
@@ -614,8 +700,10 @@ int main(int argc, char **argv)
 	test_helper_killed();
 	test_forged_pidfd();
 	test_long_paths();
-	if (ok(argc > 1, "the gpualert-helper program is given"))
-		test_spawned(argv[1]);
+	test_sibling();
+	test_forked();
+	ga_log_set_sink(NULL, NULL);
+	ga_log_set_level(level);
 	ga_collector_destroy(coll);
 	ga_config_finish(&cfg);
 	{

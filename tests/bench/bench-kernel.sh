@@ -25,7 +25,6 @@ eval "$("$LABSH" env)"
 J=$GPUALERT_LAB_JOBS
 install -d -m 0700 "$L/spool"
 install -m 0755 "$SO" "$L/gpualert.so"
-[ -x "$(dirname "$SO")/gpualert-helper" ] && install -m 0755 "$(dirname "$SO")/gpualert-helper" "$L/"
 mkdir -p "$L/gpus/0000:3b:00.0"
 printf 'Bus Location:    0000:3b:00.0\nDevice Minor:    0\n' >"$L/gpus/0000:3b:00.0/information"
 for c in off on scan; do

@@ -38,8 +38,6 @@ eval "$("$LABSH" env)"
 J=$GPUALERT_LAB_JOBS
 install -d -m 0700 "$L/spool"
 install -m 0755 "$SO" "$L/gpualert.so"
-# the capture helper program, found next to gpualert.so
-[ -x "$(dirname "$SO")/gpualert-helper" ] && install -m 0755 "$(dirname "$SO")/gpualert-helper" "$L/"
 printf '[general]\nspool_dir=%s/spool\ndefault_mode=log\n' "$L" >"$L/gpualert.conf"; chmod 644 "$L/gpualert.conf"
 PS=$GPUALERT_LAB/etc/plugstack.conf.d/gpualert.conf
 on()  { echo "optional $L/gpualert.so config=$L/gpualert.conf" >"$PS"; }

@@ -516,8 +516,6 @@ do_gpualert() {
     rm -rf "$LAB/gaspool"
     install -d -m 0755 "$LAB/gaspool"
     install -m 0755 "$so" "$LAB/gpualert.so"
-    # the capture helper program, found next to gpualert.so
-    [ -x "$(dirname "$so")/gpualert-helper" ] && install -m 0755 "$(dirname "$so")/gpualert-helper" "$LAB/"
     {
         printf '[general]\ndefault_mode = log\nspool_dir = %s\n' "$LAB/gaspool"
         printf '[recipients]\nowner_domain = localhost\n'

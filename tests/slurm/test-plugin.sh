@@ -70,7 +70,6 @@ start_lab() {   # $1 = on|off
     if [ "$s" = on ]; then
         install -d -m 0700 "$L/gaspool"
         install -m 0755 "$SO" "$L/gpualert.so"      # a new inode, never in place
-        install -m 0755 "$(dirname "$SO")/gpualert-helper" "$L/"   # found next to gpualert.so
         # keep = all: the logs of successful steps stay, to be checked
         printf '[general]\nspool_dir=%s/gaspool\ndefault_mode=log\ndrain_timeout_ms=5000\n[capture]\nkeep=all\n[recipients]\nowner_domain=localhost\n' "$L" >"$L/gpualert.conf"
         chmod 644 "$L/gpualert.conf"
@@ -340,42 +339,35 @@ check "bad --gpualert rejected by sbatch too (rc $rc)" [ $rc != 0 ]
 rep=$(report_of killsrun)
 check "srun job killing its helper: the report says the capture helper did not finish" \
     grep -q 'capture helper did not finish' "${rep:-/dev/null}"
-# The capture helper is a program of its own (spawned, not a fork of
-# slurmstepd): the job's user runs it, the program does not find it among
-# its children, and it holds nothing of the task's but its streams.
+# The capture helper is the task's sibling: slurmstepd's child (the program
+# does not find it among its children), sharing the task's memory until the
+# exec instead of copying it, so it is not dumpable (that image is
+# slurmstepd's); it runs as the job's user and holds nothing of the task's
+# but its streams.
 (cd $ROOT/on/jobs && runuser -u labuser -- srun -J helperproc bash -c \
     'echo start; sleep 3; echo end' >"$ROOT/on/jobs/helperproc.out" 2>&1) &
-# once "start" has come through, the spawned program's first process (which
-# only detaches the helper) is gone
 wait_grep start "$ROOT/on/jobs/helperproc.out"
 # (a killed helper of an earlier job may linger as a zombie until init reaps it)
 hp=
 for p in $(pgrep -u labuser -x gpualert-helper); do
     case "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" in S|R) hp=$p; break ;; esac
 done
-echo "# helper ${hp:-none}: exe $(readlink /proc/${hp:-0}/exe 2>&1), ppid $(ps -o ppid= -p ${hp:-0}), fds: $(ls -l /proc/${hp:-0}/fd 2>&1 | awk 'NR>1 {printf "%s->%s ", $9, $11}')"
-check "capture helper: the program gpualert-helper from next to gpualert.so (pid ${hp:-none})" \
-    [ "$(readlink /proc/${hp:-0}/exe 2>/dev/null)" = "$ROOT/on/gpualert-helper" ]
-check "capture helper: not a child of the task" \
-    [ "$(ps -o comm= -p "$(ps -o ppid= -p ${hp:-0} 2>/dev/null | tr -d ' ')" 2>/dev/null)" != bash ]
-check "capture helper: stdio on /dev/null, then only its streams, log and collector socket" bash -c \
-    "[ \$(ls /proc/${hp:-0}/fd 2>/dev/null | wc -l) -ge 5 ] && [ \$(ls /proc/${hp:-0}/fd | wc -l) -le 10 ] &&
+hpp=$(ps -o ppid= -p ${hp:-0} 2>/dev/null | tr -d ' ')
+echo "# helper ${hp:-none}: parent ${hpp:-?} ($(ps -o comm= -p ${hpp:-0} 2>&1)), /proc owner $(stat -c %U /proc/${hp:-0} 2>&1), fds: $(ls -l /proc/${hp:-0}/fd 2>&1 | awk 'NR>1 {printf "%s->%s ", $9, $11}')"
+check "capture helper: the job's user runs it (pid ${hp:-none})" \
+    [ "$(ps -o user= -p ${hp:-0} 2>/dev/null)" = labuser ]
+check "capture helper: a child of slurmstepd, not of the task" \
+    [ "$(ps -o comm= -p ${hpp:-0} 2>/dev/null)" = slurmstepd ]
+check "capture helper: not dumpable (its /proc files are root's), so the user cannot read slurmstepd's image in it" \
+    bash -c "[ \"\$(stat -c %U /proc/${hp:-0}/mem)\" = root ] && ! runuser -u labuser -- head -c1 /proc/${hp:-0}/environ >/dev/null 2>&1"
+# (two streams each way, the log twice: once to append, once to write in place)
+check "capture helper: stdio on /dev/null, then only its streams, log, collector socket and the task's pidfd" bash -c \
+    "[ \$(ls /proc/${hp:-0}/fd 2>/dev/null | wc -l) -ge 5 ] && [ \$(ls /proc/${hp:-0}/fd | wc -l) -le 11 ] &&
      [ \"\$(readlink /proc/${hp:-0}/fd/0)\" = /dev/null ]"
 wait
 check "capture helper: the step's output went through it to srun" grep -qx end "$ROOT/on/jobs/helperproc.out"
 check "capture helper: and into the durable log" grep -qx end "$(sed -n 's/.*"log_path":"\([^"]*\)".*/\1/p' "$(report_of helperproc)" | head -1)"
-# A helper program that cannot do its job: the task forks a helper
-# instead, the output is still captured, and slurmd.log says why.
-printf '#!/bin/sh\nexit 1\n' >"$ROOT/broken-helper"
-install -m 0755 "$ROOT/broken-helper" "$ROOT/on/gpualert-helper"
-(cd $ROOT/on/jobs && runuser -u labuser -- srun -J brokenhelper bash -c \
-    'echo "ModuleNotFoundError: No module named flash_attn"; exit 1' >"$ROOT/on/jobs/brokenhelper.out" 2>&1)
-install -m 0755 "$(dirname "$SO")/gpualert-helper" "$ROOT/on/gpualert-helper"
-check "broken helper program: srun's output is intact" grep -q 'No module named flash_attn' "$ROOT/on/jobs/brokenhelper.out"
-check "broken helper program: the output is still captured and classified" \
-    grep -q '"class":"import_error"' "$(report_of brokenhelper)"
-check "broken helper program: slurmd.log says a helper was forked instead" \
-    grep -q 'cannot run .*gpualert-helper: forked a capture helper instead' $ROOT/on/log/slurmd*.log
+check "capture helper: gone with the step, reaped" bash -c "! kill -0 ${hp:-0} 2>/dev/null"
 # The report process outlives the step: caught and stopped while it reads a
 # big record, it must hold no socket, pipe or terminal of the step (srun
 # and slurmd would wait on them), be outside the job's cgroups (Slurm
