@@ -56,6 +56,9 @@
  * slurm_spank_exit, and a stuck one (unkillable processes) only delays
  * the report. */
 #define REPORT_WAIT_MS 10000
+/* And then how long it leaves srun, slurmd and the controller to finish
+ * the step's completion (milliseconds after slurmstepd's exit). */
+#define REPORT_SETTLE_MS 1000
 
 struct task_rec {
 	uint32_t id; /* global rank */
@@ -657,19 +660,28 @@ static void detach_from_step(int keep)
 	leave_job_cgroups();
 }
 
-/* In the report process: wait (bounded) for slurmstepd to exit before
- * reading anything.  On a small node the report's rule compilation,
- * read-back and fsync otherwise compete with slurmstepd, slurmd, the
- * controller and srun for the CPUs and the disk while they complete the
- * step, which every srun waits for.  The mail is minutes away anyway. */
+/* In the report process: wait (bounded) for slurmstepd to exit, and
+ * then for the rest of the step's completion, before reading anything.
+ * The report's rule compilation, read-back and fsync would otherwise run
+ * while slurmd, the controller and srun complete the step, which every
+ * srun waits for.  Lower scheduling priority does not help: that
+ * completion changes cgroups, each change waits for an RCU grace period,
+ * and a CPU busy with anything at all stretches a grace period to its
+ * next scheduler tick (a 25 ms busy loop, even SCHED_IDLE, delayed
+ * `srun true` by about as much).  The mail is minutes away anyway. */
 static void wait_for_slurmstepd(int stepd_pidfd)
 {
 	struct pollfd p = {.fd = stepd_pidfd, .events = POLLIN};
+	struct timespec settle = {.tv_sec = REPORT_SETTLE_MS / 1000,
+	                          .tv_nsec = REPORT_SETTLE_MS % 1000 *
+	                                     1000000L};
 
 	if (stepd_pidfd < 0)
 		return;
 	(void)GA_RETRY_EINTR(poll(&p, 1, REPORT_WAIT_MS));
 	close(stepd_pidfd);
+	while (nanosleep(&settle, &settle) < 0 && errno == EINTR)
+		;
 }
 
 int ga_remote_exit(spank_t sp)
