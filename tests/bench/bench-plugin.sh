@@ -162,7 +162,7 @@ on
 records() { slurmd_log | grep -c 'gpualert: task 0: record'; }
 cpu() {  # label count: how the task ran, once slurmd.log has record line COUNT
     local task_ms g i
-    for i in $(seq 1 100); do [ "$(records)" -ge "$2" ] && break; sleep 0.1; done
+    for i in $(seq 1 300); do [ "$(records)" -ge "$2" ] && break; sleep 0.1; done
     task_ms=$(cat "$J/task.cpu")
     g=$(slurmd_log | grep 'gpualert: task 0: record' | tail -1 |
         sed -n 's/.* in \([0-9.]*\) ms CPU; helper \([0-9]*\) ms CPU/\1 \2/p')
@@ -170,11 +170,14 @@ cpu() {  # label count: how the task ran, once slurmd.log has record line COUNT
     printf '%s: task %d ms CPU; gpualert: read-back %.1f ms + helper %d ms -> %.4f CPU-s per CPU-s\n' \
         "$1" "$task_ms" "$cls" "$hlp" "$(echo "($cls + $hlp) / $task_ms" | bc -l)"
 }
+# (the count is taken right before each job: its record is the next line,
+# which the report process writes a second or so after the step)
 n0=$(records)
 u sbatch --wait -Q -o "$J/train.out" --wrap "python3 $J/trainlog.py $SECS $J/task.cpu" >/dev/null
 cpu "batch (.out file)" $((n0 + 1))
+n0=$(records)
 u srun python3 "$J/trainlog.py" "$SECS" "$J/task.cpu" >/dev/null
-cpu "srun (pipe)" $((n0 + 2))
+cpu "srun (pipe)" $((n0 + 1))
 
 echo "== the report process after each step (read-back, verdicts, spool fsync; the step does not wait for it), from slurmd.log"
 slurmd_log | grep 'gpualert: exit' | sed -n 's/.*report spooled in \([0-9.]*\) ms.*/\1/p' |
