@@ -720,7 +720,14 @@ struct helper_start {
 	volatile uint32_t gate;
 };
 
-static void __attribute__((noreturn)) helper_enter(struct helper_start *hs)
+/* Until its gate opens the helper runs in the task's memory, on a stack
+ * no sanitizer knows: nothing of a sanitizer's runtime (which keeps
+ * per-thread state, and warns on stderr about unknown stacks) may run
+ * there. */
+#define IN_TASK_MEMORY __attribute__((no_sanitize_address))
+
+static void IN_TASK_MEMORY __attribute__((noreturn))
+helper_enter(struct helper_start *hs)
 {
 	struct sigaction dfl;
 	sigset_t none;
@@ -731,7 +738,10 @@ static void __attribute__((noreturn)) helper_enter(struct helper_start *hs)
 	while (hs->gate)
 		syscall(SYS_futex, &hs->gate, FUTEX_WAIT, 1u, NULL, NULL, 0);
 	/* The task has become its program (or is gone): this image is the
-	 * helper's alone.  None of the task's signal handlers. */
+	 * helper's alone.  Nothing of the helper's may reach the task's
+	 * output (a sanitizer's warnings, say), and none of the task's
+	 * signal handlers may run. */
+	ga_stdio_to_null();
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	for (int sig = 1; sig < NSIG; sig++)
@@ -742,7 +752,7 @@ static void __attribute__((noreturn)) helper_enter(struct helper_start *hs)
 	            hs->fd[4], hs->fd[5], hs->fd[6], hs->n_streams);
 }
 
-static int helper_entry(void *arg)
+static int IN_TASK_MEMORY helper_entry(void *arg)
 {
 	helper_enter(arg);
 }
