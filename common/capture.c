@@ -2,10 +2,10 @@
 #include "capture.h"
 
 #include <errno.h>
-#include <linux/futex.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
 #include <sched.h>
@@ -588,16 +588,22 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	ga_log_set_sink(quiet_sink, NULL);
 	keep_fds(fds, (int)(sizeof(fds) / sizeof(fds[0])));
 
+	/* None of the task's signal handlers (slurmstepd's, in a copy of
+	 * its image) may run here, and none of the signals it blocked stays
+	 * blocked: only SIGUSR1, outside ppoll. */
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	sa.sa_handler = on_drain; /* no SA_RESTART: interrupt ppoll */
 	sigaction(SIGUSR1, &sa, NULL);
 	sigemptyset(&block);
 	sigaddset(&block, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigdelset(&waitmask, SIGUSR1);
+	sigprocmask(SIG_SETMASK, &block, NULL);
+	sigemptyset(&waitmask);
 	/* The helper is a fork of the task process (slurmstepd's image in
 	 * the plugin): its budget is over what that already maps. */
 	ga_limit_memory(o->max_rss);
@@ -729,25 +735,13 @@ struct helper_start {
 static void IN_TASK_MEMORY __attribute__((noreturn))
 helper_enter(struct helper_start *hs)
 {
-	struct sigaction dfl;
-	sigset_t none;
-
 	/* Until the gate opens the task runs in this same memory (its heap,
 	 * its errno): nothing is touched and nothing is called that could
-	 * fail.  FUTEX_WAIT returns at once when the gate is already open. */
+	 * fail.  FUTEX_WAIT returns at once when the gate is already open.
+	 * Then the task has become its program (or is gone), and this image
+	 * is the helper's alone. */
 	while (hs->gate)
 		syscall(SYS_futex, &hs->gate, FUTEX_WAIT, 1u, NULL, NULL, 0);
-	/* The task has become its program (or is gone): this image is the
-	 * helper's alone.  Nothing of the helper's may reach the task's
-	 * output (a sanitizer's warnings, say), and none of the task's
-	 * signal handlers may run. */
-	ga_stdio_to_null();
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	for (int sig = 1; sig < NSIG; sig++)
-		(void)sigaction(sig, &dfl, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
 	helper_main(&hs->o, hs->fd[0], hs->fd[1], hs->fd[2], hs->fd[3],
 	            hs->fd[4], hs->fd[5], hs->fd[6], hs->n_streams);
 }

@@ -667,8 +667,9 @@ static void detach_from_step(int keep)
  * srun waits for.  Lower scheduling priority does not help: that
  * completion changes cgroups, each change waits for an RCU grace period,
  * and a CPU busy with anything at all stretches a grace period to its
- * next scheduler tick (a 25 ms busy loop, even SCHED_IDLE, delayed
- * `srun true` by about as much).  The mail is minutes away anyway. */
+ * next scheduler tick (a 25 ms busy loop in this process delayed `srun
+ * true` by about as much; a busy loop at SCHED_IDLE elsewhere on the
+ * node slowed it too).  The mail is minutes away anyway. */
 static void wait_for_slurmstepd(int stepd_pidfd)
 {
 	struct pollfd p = {.fd = stepd_pidfd, .events = POLLIN};
