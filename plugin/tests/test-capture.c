@@ -39,6 +39,8 @@ static uint32_t next_task;
 /* The task is short of address space: no room for the stack of a
  * helper sharing its memory, which is then forked. */
 static bool tight_address_space;
+/* Called while the task runs, once its helper has announced itself. */
+static void (*on_helper)(const struct ga_task_capture *tc);
 
 /* Where the task's stdout/stderr goes. */
 enum dest { D_FILE, D_APPEND, D_PIPE, D_SOCKET, D_SPLIT_PIPES };
@@ -174,13 +176,17 @@ static void run(struct run *r, const char *cmd, enum dest d, bool kill_helper,
 	if (sv2[1] >= 0)
 		close(sv2[1]);
 	end = (struct ga_task_end){.task_id = r->task, .node = "node"};
-	if (kill_helper) {
+	if (kill_helper || on_helper) {
 		for (int i = 0; i < 300; i++) {
 			ga_collector_pump(coll, 10);
 			r->tc = ga_collector_task(coll, r->task);
 			if (r->tc && r->tc->helper_pidfd >= 0 && r->tc->started)
 				break;
 		}
+		if (on_helper && r->tc && r->tc->helper_pidfd >= 0)
+			on_helper(r->tc);
+	}
+	if (kill_helper) {
 		usleep(100 * 1000);
 		if (r->tc && r->tc->helper_pidfd >= 0)
 			pidfd_send_signal(r->tc->helper_pidfd, SIGKILL, NULL,
@@ -568,6 +574,25 @@ static pid_t pidfd_pid(int pidfd)
 	return pid;
 }
 
+/* What test_sibling saw of the helper while its task ran. */
+static pid_t sibling_ppid = -1;
+static char sibling_comm[64];
+
+static void inspect_sibling(const struct ga_task_capture *tc)
+{
+	pid_t hp = pidfd_pid(tc->helper_pidfd);
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)hp);
+	f = hp > 0 ? fopen(path, "re") : NULL;
+	if (f &&
+	    fscanf(f, "%*d (%63[^)]) %*c %d", sibling_comm, &sibling_ppid) != 2)
+		sibling_ppid = -1;
+	if (f)
+		fclose(f);
+}
+
 /* The helper of a task that execs next is a sibling of the task: a child
  * of the task's parent (here, this process), named gpualert-helper,
  * reaped by ga_collector_finish_task, never left for the parent's wait
@@ -577,62 +602,25 @@ static void test_sibling(void)
 	struct run r;
 	char *o;
 	size_t len;
-	pid_t hp = -1, ppid = -1;
-	char comm[64] = "", path[64];
 	siginfo_t si;
-	int sv[2];
-	pid_t pid, rd;
-	struct ga_task_capture *tc = NULL;
-	struct ga_task_end end;
-	uint32_t task = next_task++;
+	pid_t left;
 
-	memset(&r, 0, sizeof(r));
-	ga_report_init(&r.rep);
-	snprintf(r.out, sizeof(r.out), "%s/t%u.out", work, task);
-	if (pipe(sv) < 0)
-		return;
-	rd = reader(sv[0], r.out, sv[1]);
-	pid = fork();
-	if (pid == 0)
-		task_main("sleep 0.5; echo 'Segmentation fault (core dumped)'; "
-		          "exit 139",
-		          task, sv[1], sv[1]);
-	close(sv[1]);
-	for (int i = 0; i < 300 && !(tc && tc->helper_pidfd >= 0); i++) {
-		ga_collector_pump(coll, 10);
-		tc = ga_collector_task(coll, task);
-	}
-	if (tc && tc->helper_pidfd >= 0)
-		hp = pidfd_pid(tc->helper_pidfd);
-	if (hp > 0) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)hp);
-		f = fopen(path, "re");
-		if (f && fscanf(f, "%*d (%63[^)]) %*c %d", comm, &ppid) != 2)
-			ppid = -1;
-		if (f)
-			fclose(f);
-	}
-	ok(hp > 0 && ppid == getpid(),
+	on_helper = inspect_sibling;
+	run(&r, "sleep 0.5; echo 'Segmentation fault (core dumped)'; exit 139",
+	    D_PIPE, false, 0);
+	on_helper = NULL;
+	ok(sibling_ppid == getpid(),
 	   "sibling helper: a child of the task's parent (ppid %d, us %d)",
-	   (int)ppid, (int)getpid());
-	ok(!strcmp(comm, "gpualert-helper"), "sibling helper: named %s", comm);
-	while (waitpid(pid, &r.status, 0) < 0 && errno == EINTR)
-		;
-	end = (struct ga_task_end){
-	        .task_id = task, .node = "node", .wstatus = r.status};
-	r.tc = ga_collector_finish_task(coll, task, 5000, NULL);
-	while (waitpid(rd, NULL, 0) < 0 && errno == EINTR)
-		;
+	   (int)sibling_ppid, (int)getpid());
+	ok(!strcmp(sibling_comm, "gpualert-helper"), "sibling helper: named %s",
+	   sibling_comm);
 	memset(&si, 0, sizeof(si));
-	ok(waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
-	           si.si_pid == 0,
+	left = waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0
+	               ? si.si_pid
+	               : 0;
+	ok(left == 0,
 	   "sibling helper: reaped by finish_task, no child left (pid %d)",
-	   (int)si.si_pid);
-	ga_task_conclude(&cfg, coll, NULL, &end, 1, getuid(), getgid(), false,
-	                 &r.rep);
-	r.tr = r.rep.n_tasks ? &r.rep.tasks[0] : NULL;
+	   (int)left);
 	o = slurp(r.out, &len);
 	ok(o && strstr(o, "Segmentation fault"),
 	   "sibling helper: the output reached its reader");
