@@ -194,7 +194,6 @@ check "exception: memory peak against the request" \
 	grep -Eq "^  Memory +peak [0-9]+ MiB of 400 MiB requested" "$ROOT/exc.txt"
 if [ -n "${SHOTS:-}" ] && [ -n "$m" ]; then
 	/usr/bin/python3 "$HTML" --shots "$SHOTS" "$m"
-	cp "$m" "$SHOTS/mail.eml"
 fi
 
 m=$(mail_of "$long")
