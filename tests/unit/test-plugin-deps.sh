@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # What gpualert.so brings into slurmstepd, srun, sbatch and salloc: its
-# DT_NEEDED libraries are libc and PCRE2 only (no libz, no libcurl: those
-# are delivery's, in gpualert-send), and every symbol it leaves undefined
-# is Slurm's (spank_*, slurm_*, resolved from the loading process), a
-# versioned libc one or PCRE2's.  An undefined ga_* symbol would be a
+# DT_NEEDED library is libc alone (no libz, no libcurl: those are
+# delivery's, in gpualert-send; PCRE2 is loaded by the report process's
+# first rule, plugin/pcre2-lazy.c), and every symbol it leaves undefined
+# is Slurm's (spank_*, slurm_*, resolved from the loading process) or a
+# versioned libc one.  An undefined ga_* symbol would be a
 # plugin that links but fails to load under -z now: b_lundef=false lets
 # it through the link.
 #   test-plugin-deps.sh PLUGIN
@@ -21,18 +22,18 @@ if [ -z "$needed" ]; then
 else
 	ok "readelf lists the plugin's DT_NEEDED"
 fi
-extra=$(printf '%s\n' "$needed" | grep -v -e '^libc\.so\.' -e '^libpcre2-8\.so\.')
+extra=$(printf '%s\n' "$needed" | grep -v -e '^libc\.so\.')
 if [ -z "$extra" ]; then
-	ok "DT_NEEDED is libc and libpcre2-8 only"
+	ok "DT_NEEDED is libc only"
 else
-	nok "DT_NEEDED is libc and libpcre2-8 only: also $(echo $extra)"
+	nok "DT_NEEDED is libc only: also $(echo $extra)"
 fi
 
-# Undefined, strong, without a version: must be Slurm's or PCRE2's.
+# Undefined, strong, without a version: must be Slurm's.
 stray=$(nm -D --undefined-only "$so" | awk '$1 == "U" && $2 !~ /@/ {print $2}' |
-	grep -v -e '^spank_' -e '^slurm_' -e '^pcre2_')
+	grep -v -e '^spank_' -e '^slurm_')
 if [ -z "$stray" ]; then
-	ok "every undefined symbol is Slurm's, PCRE2's or versioned"
+	ok "every undefined symbol is Slurm's or versioned"
 else
 	nok "undefined symbols nothing provides: $(echo $stray)"
 fi
