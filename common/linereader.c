@@ -2,8 +2,10 @@
 #include "linereader.h"
 
 #include <stdbool.h>
-
 #include <string.h>
+
+#include "util.h"
+
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -126,13 +128,7 @@ __attribute__((target("avx2"))) static uint64_t count_avx2_with_esc(
 
 static int have_avx2(void)
 {
-	static int cached = -1;
-
-	if (cached < 0) {
-		__builtin_cpu_init();
-		cached = __builtin_cpu_supports("avx2") ? 1 : 0;
-	}
-	return cached;
+	return (ga_cpu_features() & GA_CPU_AVX2) != 0;
 }
 #endif
 

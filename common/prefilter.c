@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_AVX2_PATH 1
@@ -150,9 +152,9 @@ void ga_prefilter_force_portable(int on)
 static int cpu_has_avx2(void)
 {
 #ifdef HAVE_AVX2_PATH
-	__builtin_cpu_init();
-	return !portable_only && __builtin_cpu_supports("avx2") &&
-	       __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+	unsigned f = ga_cpu_features();
+
+	return !portable_only && (f & GA_CPU_AVX2) && (f & GA_CPU_BMI);
 #else
 	return 0;
 #endif

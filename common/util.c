@@ -8,6 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
 size_t ga_safe_copy(char *out, size_t size, const char *s, const char *extra,
                     char repl)
 {
@@ -78,4 +82,42 @@ void ga_stdio_to_null(void)
 		dup2(nul, fd);
 	if (nul > 2)
 		close(nul);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+static unsigned cpu_features_now(void)
+{
+	unsigned a, b, c, d, lo, hi, f = 0;
+
+	/* AVX needs the OS to save the YMM registers: OSXSAVE, then XCR0's
+	 * SSE and AVX state bits (Intel SDM vol. 1, 14.3). */
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) ||
+	    !(c & bit_AVX))
+		return 0;
+	__asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	(void)hi;
+	if ((lo & 6) != 6 || __get_cpuid_max(0, NULL) < 7)
+		return 0;
+	__cpuid_count(7, 0, a, b, c, d);
+	if (b & bit_AVX2)
+		f |= GA_CPU_AVX2;
+	if ((b & bit_BMI) && (b & bit_BMI2))
+		f |= GA_CPU_BMI;
+	return f;
+}
+#else
+static unsigned cpu_features_now(void)
+{
+	return 0;
+}
+#endif
+
+unsigned ga_cpu_features(void)
+{
+	/* Racing first calls compute the same value. */
+	static int cached = -1;
+
+	if (cached < 0)
+		cached = (int)cpu_features_now();
+	return (unsigned)cached;
 }

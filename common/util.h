@@ -100,4 +100,14 @@ int ga_fork_detached(void);
  * of its parent's stdio). */
 void ga_stdio_to_null(void);
 
+/* Vector instructions the CPU has and the kernel saves the state of
+ * (x86-64; elsewhere 0), asked on the first call and then cached.  Not
+ * libgcc's __builtin_cpu_supports: it brings a constructor that runs a
+ * dozen CPUIDs at load time, each a trap to the hypervisor on a virtual
+ * machine, in every srun and slurmstepd that loads the plugin, and only a
+ * report process ever scans a log. */
+#define GA_CPU_AVX2 1u /* AVX2, with the YMM state enabled (XGETBV) */
+#define GA_CPU_BMI 2u  /* BMI1 and BMI2 */
+unsigned ga_cpu_features(void);
+
 #endif

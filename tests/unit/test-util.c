@@ -106,8 +106,29 @@ static void test_safe(void)
 	is_int(ga_safe_copy(out, 0, "abc", NULL, '-'), 0, "SIZE 0 writes none");
 }
 
+/* The features the vector scans choose by: the same answer as libgcc's
+ * (which the library no longer uses, to keep its load-time constructor
+ * out of the plugin), asked twice. */
+static void test_cpu_features(void)
+{
+	unsigned f = ga_cpu_features();
+
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	is_int(!!(f & GA_CPU_AVX2), !!__builtin_cpu_supports("avx2"),
+	       "AVX2 as libgcc sees it");
+	is_int(!!(f & GA_CPU_BMI),
+	       __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"),
+	       "BMI1 and BMI2 as libgcc sees them");
+#else
+	is_int(f, 0, "no x86-64 vector features elsewhere");
+#endif
+	is_int(ga_cpu_features(), f, "cached: the same answer again");
+}
+
 int main(void)
 {
+	test_cpu_features();
 	test_array_len();
 	test_retry_eintr();
 	test_fnv1a();
