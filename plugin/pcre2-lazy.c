@@ -56,10 +56,12 @@ static void *resolve(const char *name)
 }
 
 /* The pointer to NAME, resolved once: typed as the library's own NAME. */
-#define LAZY(name)                                                        \
-	static __typeof__(&name) real_##name;                              \
-	if (!real_##name)                                                  \
-		real_##name = (__typeof__(&name))resolve(#name)
+#define LAZY(name)                                                             \
+	static __typeof__(&name) real_##name;                                  \
+	do {                                                                   \
+		if (!real_##name)                                              \
+			real_##name = (__typeof__(&name))resolve(#name);       \
+	} while (0)
 
 pcre2_code *pcre2_compile_8(PCRE2_SPTR pattern, PCRE2_SIZE length,
                             uint32_t options, int *errorcode,
@@ -156,8 +158,8 @@ int pcre2_set_depth_limit_8(pcre2_match_context *mctx, uint32_t value)
 	               : PCRE2_ERROR_BADDATA;
 }
 
-int pcre2_match_8(const pcre2_code *code, PCRE2_SPTR subject,
-                  PCRE2_SIZE length, PCRE2_SIZE startoffset, uint32_t options,
+int pcre2_match_8(const pcre2_code *code, PCRE2_SPTR subject, PCRE2_SIZE length,
+                  PCRE2_SIZE startoffset, uint32_t options,
                   pcre2_match_data *md, pcre2_match_context *mctx)
 {
 	LAZY(pcre2_match_8);
