@@ -96,75 +96,41 @@ int pcre2_get_error_message_8(int errorcode, PCRE2_UCHAR *buffer,
 	return real_pcre2_get_error_message_8(errorcode, buffer, bufflen);
 }
 
-void pcre2_code_free_8(pcre2_code *code)
-{
-	LAZY(pcre2_code_free_8);
-	if (code && real_pcre2_code_free_8)
-		real_pcre2_code_free_8(code);
-}
+/* NAME(PARAMS) as the library's NAME(ARGS), or FAIL without it. */
+#define STAND_IN(type, name, params, args, fail)                               \
+	type name params                                                       \
+	{                                                                      \
+		LAZY(name);                                                    \
+		return real_##name ? real_##name args : fail;                  \
+	}
+/* The same for a function returning nothing (the free functions). */
+#define STAND_IN_VOID(name, params, args)                                      \
+	void name params                                                       \
+	{                                                                      \
+		LAZY(name);                                                    \
+		if (real_##name)                                               \
+			real_##name args;                                      \
+	}
 
-int pcre2_jit_compile_8(pcre2_code *code, uint32_t options)
-{
-	LAZY(pcre2_jit_compile_8);
-	return real_pcre2_jit_compile_8
-	               ? real_pcre2_jit_compile_8(code, options)
-	               : PCRE2_ERROR_JIT_BADOPTION;
-}
-
-pcre2_match_data *pcre2_match_data_create_8(uint32_t ovecsize,
-                                            pcre2_general_context *gctx)
-{
-	LAZY(pcre2_match_data_create_8);
-	return real_pcre2_match_data_create_8
-	               ? real_pcre2_match_data_create_8(ovecsize, gctx)
-	               : NULL;
-}
-
-void pcre2_match_data_free_8(pcre2_match_data *md)
-{
-	LAZY(pcre2_match_data_free_8);
-	if (md && real_pcre2_match_data_free_8)
-		real_pcre2_match_data_free_8(md);
-}
-
-pcre2_match_context *pcre2_match_context_create_8(pcre2_general_context *gctx)
-{
-	LAZY(pcre2_match_context_create_8);
-	return real_pcre2_match_context_create_8
-	               ? real_pcre2_match_context_create_8(gctx)
-	               : NULL;
-}
-
-void pcre2_match_context_free_8(pcre2_match_context *mctx)
-{
-	LAZY(pcre2_match_context_free_8);
-	if (mctx && real_pcre2_match_context_free_8)
-		real_pcre2_match_context_free_8(mctx);
-}
-
-int pcre2_set_match_limit_8(pcre2_match_context *mctx, uint32_t value)
-{
-	LAZY(pcre2_set_match_limit_8);
-	return real_pcre2_set_match_limit_8
-	               ? real_pcre2_set_match_limit_8(mctx, value)
-	               : PCRE2_ERROR_BADDATA;
-}
-
-int pcre2_set_depth_limit_8(pcre2_match_context *mctx, uint32_t value)
-{
-	LAZY(pcre2_set_depth_limit_8);
-	return real_pcre2_set_depth_limit_8
-	               ? real_pcre2_set_depth_limit_8(mctx, value)
-	               : PCRE2_ERROR_BADDATA;
-}
-
-int pcre2_match_8(const pcre2_code *code, PCRE2_SPTR subject, PCRE2_SIZE length,
-                  PCRE2_SIZE startoffset, uint32_t options,
-                  pcre2_match_data *md, pcre2_match_context *mctx)
-{
-	LAZY(pcre2_match_8);
-	return real_pcre2_match_8
-	               ? real_pcre2_match_8(code, subject, length, startoffset,
-	                                    options, md, mctx)
-	               : PCRE2_ERROR_NOMEMORY;
-}
+STAND_IN_VOID(pcre2_code_free_8, (pcre2_code * code), (code))
+STAND_IN_VOID(pcre2_match_data_free_8, (pcre2_match_data * md), (md))
+STAND_IN_VOID(pcre2_match_context_free_8, (pcre2_match_context * mctx), (mctx))
+STAND_IN(int, pcre2_jit_compile_8, (pcre2_code * code, uint32_t options),
+         (code, options), PCRE2_ERROR_JIT_BADOPTION)
+STAND_IN(pcre2_match_data *, pcre2_match_data_create_8,
+         (uint32_t ovecsize, pcre2_general_context *gctx), (ovecsize, gctx),
+         NULL)
+STAND_IN(pcre2_match_context *, pcre2_match_context_create_8,
+         (pcre2_general_context * gctx), (gctx), NULL)
+STAND_IN(int, pcre2_set_match_limit_8,
+         (pcre2_match_context * mctx, uint32_t value), (mctx, value),
+         PCRE2_ERROR_BADDATA)
+STAND_IN(int, pcre2_set_depth_limit_8,
+         (pcre2_match_context * mctx, uint32_t value), (mctx, value),
+         PCRE2_ERROR_BADDATA)
+STAND_IN(int, pcre2_match_8,
+         (const pcre2_code *code, PCRE2_SPTR subject, PCRE2_SIZE length,
+          PCRE2_SIZE startoffset, uint32_t options, pcre2_match_data *md,
+          pcre2_match_context *mctx),
+         (code, subject, length, startoffset, options, md, mctx),
+         PCRE2_ERROR_NOMEMORY)
