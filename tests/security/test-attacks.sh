@@ -175,4 +175,35 @@ as gpa-attacker sbatch --parsable --gpualert=log -o /etc/gpualert-attack.out --w
 wait_idle
 check "an output path the user may not write is not created by gpualert" [ ! -e /etc/gpualert-attack.out ]
 
+# ------------------------------------------------- libraries from the job
+# 5. The report process (root) loads libpcre2-8 on its first rule.  A job
+#    that plants a library of that name and points LD_LIBRARY_PATH and
+#    LD_PRELOAD at it must not get its code run there: the planted
+#    library's constructor leaves a file named after the uid that ran it,
+#    and the report must still be classified with the real PCRE2.
+if command -v cc >/dev/null; then
+    install -d -o gpa-attacker -g gpa-attacker "$ROOT/gpa-attacker/lib"
+    printf '%s\n' '#include <stdio.h>' '#include <unistd.h>' \
+        '__attribute__((constructor)) static void planted(void) {' \
+        '    char p[64]; snprintf(p, sizeof(p), "/tmp/ga-planted.%u", (unsigned)getuid());' \
+        '    FILE *f = fopen(p, "w"); if (f) fclose(f); }' >"$ROOT/planted.c"
+    rm -f /tmp/ga-planted.*
+    cc -shared -fPIC -o "$ROOT/gpa-attacker/lib/libpcre2-8.so.0" "$ROOT/planted.c"
+    chown gpa-attacker: "$ROOT/gpa-attacker/lib/libpcre2-8.so.0"
+    as gpa-attacker env LD_LIBRARY_PATH="$ROOT/gpa-attacker/lib" \
+        LD_PRELOAD="$ROOT/gpa-attacker/lib/libpcre2-8.so.0" \
+        sbatch --parsable --gpualert=log -o planted.out \
+        --wrap 'echo "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"; exit 1' \
+        >"$ROOT/planted.jobid"
+    wait_idle
+    check "planted library: the job itself loaded it (the attack was live)" \
+        [ -e "/tmp/ga-planted.$(id -u gpa-attacker)" ]
+    check "planted library: no root process loaded it" [ ! -e /tmp/ga-planted.0 ]
+    check "planted library: the report was classified with the real PCRE2 (cuda_oom)" \
+        bash -c "grep -q '\"class\":\"cuda_oom\"' $SPOOL/new/$(cat "$ROOT/planted.jobid").*.json"
+    rm -f /tmp/ga-planted.*
+else
+    check "# SKIP planted library: no C compiler to build one" true
+fi
+
 tap_done
