@@ -106,6 +106,12 @@ int ga_plugin_configure(int ac, char **av)
 	return 0;
 }
 
+/* srun, sbatch and salloc read the config only when --gpualert is given,
+ * so that jobs without it do not pay for it: the plugstack arguments wait
+ * here.  Slurm keeps them for as long as the plugin is loaded. */
+static int local_ac;
+static char **local_av;
+
 int ga_plugin_option_cb(int val, const char *optarg, int remote)
 {
 	struct ga_plugin *p = &ga_plugin_state;
@@ -122,7 +128,16 @@ int ga_plugin_option_cb(int val, const char *optarg, int remote)
 	p->opt_seen = true;
 	if (remote)
 		return 0; /* checked again in user_init; never fail there */
+	if (ga_plugin_configure(local_ac, local_av) < 0)
+		return -1;
 	return ga_local_option(optarg);
+}
+
+static void register_option(spank_t sp)
+{
+	if (spank_option_register(sp, &gpualert_option) != ESPANK_SUCCESS)
+		ga_log(GA_LOG_ERROR,
+		       "gpualert: init: cannot register --gpualert");
 }
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
@@ -133,7 +148,10 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	case S_CTX_LOCAL:
 	case S_CTX_ALLOCATOR:
 		ga_log_set_sink(sink_local, NULL);
-		break;
+		local_ac = ac;
+		local_av = av;
+		register_option(sp);
+		return 0;
 	case S_CTX_REMOTE:
 		ga_log_set_sink(sink_remote, NULL);
 		break;
@@ -147,13 +165,12 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	case S_CTX_ERROR:
 		return 0;
 	}
+	/* slurmstepd: jobs without --gpualert get the config's default
+	 * mode, so it is read for every step. */
 	if (ga_plugin_configure(ac, av) < 0)
 		return 0;
-	if (spank_option_register(sp, &gpualert_option) != ESPANK_SUCCESS)
-		ga_log(GA_LOG_ERROR,
-		       "gpualert: init: cannot register --gpualert");
-	if (ctx == S_CTX_REMOTE)
-		ga_remote_init(sp);
+	register_option(sp);
+	ga_remote_init(sp);
 	return 0;
 }
 
