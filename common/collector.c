@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util.h"
+
 struct ga_collector {
 	int fd;      /* ours */
 	int task_fd; /* tasks' and helpers' */
@@ -165,25 +167,6 @@ static const char *parse_fields(const char *p, uint64_t *v, size_t n)
 	return p;
 }
 
-/* The pid a pidfd refers to (fdinfo's "Pid:"), -1 when it has exited, 0
- * when unknown. */
-static pid_t pidfd_pid(int pidfd)
-{
-	char path[64], line[128];
-	long pid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Pid: %ld", &pid) == 1)
-			break;
-	fclose(f);
-	return (pid_t)pid;
-}
-
 /* Accept FD as the helper's pidfd only if it is a pidfd of the very
  * process that sent it: the sender's pid comes from the kernel
  * (SCM_CREDENTIALS, uid already checked), and while that process lives no
@@ -197,7 +180,7 @@ static bool pidfd_is_sender(int fd, const struct ucred *cred)
 
 	if (fstat(fd, &st) < 0)
 		return false;
-	return pidfd_pid(fd) == cred->pid &&
+	return ga_pidfd_pid(fd) == cred->pid &&
 	       pidfd_send_signal(fd, 0, NULL, 0) == 0;
 }
 
@@ -294,7 +277,7 @@ static void handle(struct ga_collector *c, char *m, size_t len,
 		/* Only the helper that announced itself speaks for the task. */
 		if (!(p = parse_fields(p, v, 5)) || *p != '\n' || t->have_end ||
 		    t->helper_pidfd < 0 ||
-		    pidfd_pid(t->helper_pidfd) != cred->pid)
+		    ga_pidfd_pid(t->helper_pidfd) != cred->pid)
 			return;
 		t->have_end = true;
 		t->bytes = v[0];

@@ -84,6 +84,23 @@ void ga_stdio_to_null(void)
 		close(nul);
 }
 
+pid_t ga_pidfd_pid(int pidfd)
+{
+	char path[64], line[128];
+	long pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %ld", &pid) == 1)
+			break;
+	fclose(f);
+	return (pid_t)pid;
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 static unsigned cpu_features_now(void)
 {

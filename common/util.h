@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 /* On a function whose result carries an error or an owned object: the
  * compiler warns at every call that drops it.  gcc warns even through a
@@ -99,6 +100,10 @@ int ga_fork_detached(void);
 /* Point fds 0, 1 and 2 at /dev/null (a forked child that must hold none
  * of its parent's stdio). */
 void ga_stdio_to_null(void);
+
+/* The pid a pidfd refers to (fdinfo's "Pid:"), -1 when that process has
+ * exited, 0 when unknown. */
+pid_t ga_pidfd_pid(int pidfd);
 
 /* Vector instructions the CPU has and the kernel saves the state of
  * (x86-64; elsewhere 0), asked on the first call and then cached.  Not

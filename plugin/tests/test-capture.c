@@ -29,6 +29,7 @@
 #include "report.h"
 #include "task.h"
 #include "tap.h"
+#include "util.h"
 
 static char dir[256];
 /* Where outputs go and the tasks run (a long path in one case). */
@@ -559,28 +560,13 @@ static bool logged(const char *text)
 	return found;
 }
 
-/* The pid behind a pidfd (fdinfo's "Pid:"), or -1. */
-static pid_t pidfd_pid(int pidfd)
-{
-	char path[64], *text, *p;
-	size_t len;
-	pid_t pid = -1;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	text = slurp(path, &len);
-	if (text && (p = strstr(text, "\nPid:\t")))
-		pid = (pid_t)atoi(p + 6);
-	free(text);
-	return pid;
-}
-
 /* What test_sibling saw of the helper while its task ran. */
 static pid_t sibling_ppid = -1;
 static char sibling_comm[64];
 
 static void inspect_sibling(const struct ga_task_capture *tc)
 {
-	pid_t hp = pidfd_pid(tc->helper_pidfd);
+	pid_t hp = ga_pidfd_pid(tc->helper_pidfd);
 	char path[64];
 	FILE *f;
 
