@@ -732,9 +732,11 @@ struct helper_start {
  * there. */
 #define IN_TASK_MEMORY __attribute__((no_sanitize_address))
 
-static void IN_TASK_MEMORY __attribute__((noreturn))
-helper_enter(struct helper_start *hs)
+/* clone()'s entry point (it returns nothing: helper_main exits). */
+static int IN_TASK_MEMORY helper_entry(void *arg)
 {
+	struct helper_start *hs = arg;
+
 	/* Until the gate opens the task runs in this same memory (its heap,
 	 * its errno): nothing is touched and nothing is called that could
 	 * fail.  FUTEX_WAIT returns at once when the gate is already open.
@@ -744,11 +746,6 @@ helper_enter(struct helper_start *hs)
 		syscall(SYS_futex, &hs->gate, FUTEX_WAIT, 1u, NULL, NULL, 0);
 	helper_main(&hs->o, hs->fd[0], hs->fd[1], hs->fd[2], hs->fd[3],
 	            hs->fd[4], hs->fd[5], hs->fd[6], hs->n_streams);
-}
-
-static int IN_TASK_MEMORY helper_entry(void *arg)
-{
-	helper_enter(arg);
 }
 
 /* Start the helper as a sibling of the task: a child of the task's
