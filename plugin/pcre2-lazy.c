@@ -32,6 +32,11 @@
 static void *lib;
 static char load_error[256];
 
+/* The compile error code of a stand-in that has no library function to
+ * call: PCRE2's own compile errors are 101 and up, so a real error is
+ * still described by the library even after some symbol was missing. */
+#define STAND_IN_ERROR 99
+
 static void *resolve(const char *name)
 {
 	void *fn;
@@ -69,8 +74,7 @@ pcre2_code *pcre2_compile_8(PCRE2_SPTR pattern, PCRE2_SIZE length,
 {
 	LAZY(pcre2_compile_8);
 	if (!real_pcre2_compile_8) {
-		/* Any code: pcre2_get_error_message_8 below says why. */
-		*errorcode = PCRE2_ERROR_NOMEMORY;
+		*errorcode = STAND_IN_ERROR;
 		*erroroffset = 0;
 		return NULL;
 	}
@@ -82,7 +86,7 @@ int pcre2_get_error_message_8(int errorcode, PCRE2_UCHAR *buffer,
                               PCRE2_SIZE bufflen)
 {
 	LAZY(pcre2_get_error_message_8);
-	if (!real_pcre2_get_error_message_8 || load_error[0]) {
+	if (!real_pcre2_get_error_message_8 || errorcode == STAND_IN_ERROR) {
 		size_t n = strlen(load_error);
 
 		if (!bufflen)

@@ -83,6 +83,18 @@ int main(void)
 		           strstr((char *)msg, "no match"),
 		   "the library's own error messages: %s", (char *)msg);
 	}
+	{
+		PCRE2_UCHAR msg[128];
+		int err = 0;
+		PCRE2_SIZE off = 0;
+
+		ok(pcre2_compile((PCRE2_SPTR) "(x", PCRE2_ZERO_TERMINATED, 0,
+		                 &err, &off, NULL) == NULL &&
+		           pcre2_get_error_message(err, msg, sizeof(msg)) > 0 &&
+		           strstr((char *)msg, "parenthesis"),
+		   "a bad pattern is described by the library: %s",
+		   (char *)msg);
+	}
 #endif
 	ga_ruleset_destroy(rs);
 	ga_diag_finish(&d);
