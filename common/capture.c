@@ -563,18 +563,28 @@ static void send_hello(int sock, uint32_t task)
 	ga_buf_finish(&b);
 }
 
-/* TASK_PIDFD: the task, when the helper is its sibling (clone_helper());
- * -1 for a detached helper. */
+/* What the helper holds: the pipes' read ends and the task's original
+ * stdout/stderr (the second of each -1 with one stream), the log, the
+ * collector's socket, and the task itself when the helper is its
+ * sibling (clone_helper(); -1 for a detached helper). */
+struct helper_fds {
+	int in[2];
+	int out[2];
+	int log;
+	int sock;
+	int task_pidfd;
+};
+
 static void __attribute__((noreturn))
-helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
-            int out2, int log_fd, int sock, int task_pidfd, int n_streams)
+helper_main(const struct ga_capture_opts *o, struct helper_fds f, int n_streams)
 {
 	struct helper h;
 	struct sigaction sa;
 	sigset_t block, waitmask;
 	struct ga_buf msg;
 	uint64_t maxrss = 0, cpu_ms = 0;
-	int *fds[] = {&in1, &in2, &out1, &out2, &log_fd, &sock, &task_pidfd};
+	int *fds[] = {&f.in[0], &f.in[1], &f.out[0],    &f.out[1],
+	              &f.log,   &f.sock,  &f.task_pidfd};
 
 	/* Own session: the program's kill(0, ...) or a terminal's ^C cannot
 	 * reach the copy loop; Slurm's final SIGKILL of the cgroup still
@@ -607,14 +617,15 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	/* The helper is a fork of the task process (slurmstepd's image in
 	 * the plugin): its budget is over what that already maps. */
 	ga_limit_memory(o->max_rss);
-	send_hello(sock, o->task_id);
+	send_hello(f.sock, o->task_id);
 
 	memset(&h, 0, sizeof(h));
-	h.log_fd = log_fd;
+	h.log_fd = f.log;
 	h.log_max = o->log_max;
 	h.n = n_streams;
-	h.s[0] = (struct stream){.in = in1, .out = out1};
-	h.s[1] = (struct stream){.in = in2, .out = out2, .eof = h.n < 2};
+	h.s[0] = (struct stream){.in = f.in[0], .out = f.out[0]};
+	h.s[1] = (struct stream){
+	        .in = f.in[1], .out = f.out[1], .eof = h.n < 2};
 	h.buf = malloc(COPY_BUF);
 	if (h.n == 2) {
 		h.s[0].carry = malloc(LINE_CARRY);
@@ -692,18 +703,18 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 	              "GA2 S %" PRIu32 " %" PRIu64 " %u %" PRIu64 " %" PRIu64
 	              " %" PRIu64 "\n",
 	              o->task_id, h.bytes, h.flags, maxrss, h.log_cut, cpu_ms);
-	if (sock >= 0) {
+	if (f.sock >= 0) {
 		struct timeval tv = {.tv_sec = 10};
 
-		setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		(void)send_msg(sock, &msg, NULL, 0);
+		setsockopt(f.sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		(void)send_msg(f.sock, &msg, NULL, 0);
 	}
 	/* A sibling of the task exits only once the task has: the parent
 	 * they share reaps the task first, then the helper, which it waits
 	 * for (slurmstepd's task wait loop sleeps 100 ms whenever it reaps
 	 * a child that is not a task). */
-	if (task_pidfd >= 0) {
-		struct pollfd p = {.fd = task_pidfd, .events = POLLIN};
+	if (f.task_pidfd >= 0) {
+		struct pollfd p = {.fd = f.task_pidfd, .events = POLLIN};
 
 		(void)GA_RETRY_EINTR(poll(&p, 1, -1));
 	}
@@ -718,7 +729,7 @@ helper_main(const struct ga_capture_opts *o, int in1, int in2, int out1,
 
 struct helper_start {
 	struct ga_capture_opts o; /* its pointers cleared */
-	int fd[7];                /* in1 in2 out1 out2 log sock task_pidfd */
+	struct helper_fds fds;
 	int n_streams;
 	/* Nonzero until the task execs or exits: the kernel then clears it
 	 * and wakes its futex (set_tid_address(2)), in this memory, which
@@ -744,18 +755,17 @@ static int IN_TASK_MEMORY helper_entry(void *arg)
 	 * is the helper's alone. */
 	while (hs->gate)
 		syscall(SYS_futex, &hs->gate, FUTEX_WAIT, 1u, NULL, NULL, 0);
-	helper_main(&hs->o, hs->fd[0], hs->fd[1], hs->fd[2], hs->fd[3],
-	            hs->fd[4], hs->fd[5], hs->fd[6], hs->n_streams);
+	helper_main(&hs->o, hs->fds, hs->n_streams);
 }
 
 /* Start the helper as a sibling of the task: a child of the task's
  * parent, so the program the task becomes never finds it among its
  * children, and sharing the task's memory instead of copying it, so the
  * task's start pays neither a fork of slurmstepd's image nor an exec.
- * The helper copies nothing until the task has exec'd or exited.  FDS:
- * in1 in2 out1 out2 log sock.  Returns 0 when a helper holds the fds,
+ * The helper copies nothing until the task has exec'd or exited; it
+ * adds the task's pidfd to FDS.  Returns 0 when a helper holds the fds,
  * -1 when none was started. */
-static int clone_helper(const struct ga_capture_opts *o, const int fds[6],
+static int clone_helper(const struct ga_capture_opts *o, struct helper_fds fds,
                         int n_streams)
 {
 	struct helper_start *hs;
@@ -776,10 +786,10 @@ static int clone_helper(const struct ga_capture_opts *o, const int fds[6],
 	}
 	(void)mprotect(stack, 4096, PROT_NONE); /* a guard page */
 	hs = (struct helper_start *)(stack + HELPER_STACK - 4096);
-	*hs = (struct helper_start){.o = *o, .n_streams = n_streams, .gate = 1};
+	fds.task_pidfd = task_pidfd;
+	*hs = (struct helper_start){
+	        .o = *o, .fds = fds, .n_streams = n_streams, .gate = 1};
 	hs->o.log_error = hs->o.work_dir = NULL;
-	memcpy(hs->fd, fds, 6 * sizeof(int));
-	hs->fd[6] = task_pidfd;
 	/* From here the kernel clears the gate when this process execs or
 	 * exits (its mm_release()), in the memory the helper keeps. */
 	(void)syscall(SYS_set_tid_address, &hs->gate);
@@ -934,6 +944,7 @@ static enum ga_capture_mode interpose(const struct ga_capture_opts *o,
 	enum ga_capture_mode mode;
 	int p1[2] = {-1, -1}, p2[2] = {-1, -1};
 	int out1 = -1, out2 = -1, first_fd, n_streams, forked;
+	struct helper_fds fds;
 
 	if (kind[0] == GA_FD_PIPE && kind[1] == GA_FD_PIPE)
 		mode = same_file(STDOUT_FILENO, STDERR_FILENO)
@@ -959,9 +970,12 @@ static enum ga_capture_mode interpose(const struct ga_capture_opts *o,
 	 * for all its children: a sibling of the task when the task execs
 	 * next (nothing is copied), else detached (a fork). */
 	forked = -1;
+	fds = (struct helper_fds){.in = {p1[0], p2[0]},
+	                          .out = {out1, out2},
+	                          .log = o->log_fd,
+	                          .sock = o->sock_fd,
+	                          .task_pidfd = -1};
 	if (o->task_execs) {
-		int fds[6] = {p1[0], p2[0], out1, out2, o->log_fd, o->sock_fd};
-
 		if (clone_helper(o, fds, n_streams) == 0)
 			forked = 1;
 		else
@@ -977,8 +991,7 @@ static enum ga_capture_mode interpose(const struct ga_capture_opts *o,
 		close(p1[1]);
 		if (p2[1] >= 0)
 			close(p2[1]);
-		helper_main(o, p1[0], p2[0], out1, out2, o->log_fd, o->sock_fd,
-		            -1, n_streams);
+		helper_main(o, fds, n_streams);
 	}
 	/* Returned once the helper exists, and the helper holds the pipes'
 	 * read ends from its birth: redirecting is safe now. */
