@@ -217,20 +217,13 @@ static size_t tagged_prefix(const char *s, size_t len)
 	return j + 2;
 }
 
-/* Length of a prefix that a paste or a log collector adds at S: a
- * Markdown quote ("> ", "> > "), or the RFC 3339 time stamp of docker logs
- * -t and kubectl logs --timestamps ("2024-01-01T12:00:00.123456789Z ").
- * 0 when there is none. */
-static size_t paste_prefix(const char *s, size_t len)
+/* Length of an RFC 3339 time stamp at S ("2024-01-01T12:00:00.123Z",
+ * "...:00+02:00"), 0 when there is none. */
+static size_t rfc3339_stamp(const char *s, size_t len)
 {
 	static const char stamp[] = "dddd-dd-ddTdd:dd:dd";
-	size_t j = 0;
+	size_t j;
 
-	if (len >= 2 && s[0] == '>') {
-		while (j < len && (s[j] == '>' || s[j] == ' '))
-			j++;
-		return s[j - 1] == ' ' ? j : 0;
-	}
 	if (len < sizeof(stamp))
 		return 0;
 	for (j = 0; j < sizeof(stamp) - 1; j++)
@@ -240,15 +233,41 @@ static size_t paste_prefix(const char *s, size_t len)
 	if (j < len && s[j] == '.')
 		for (j++; j < len && s[j] >= '0' && s[j] <= '9'; j++)
 			;
-	if (j < len && s[j] == 'Z') {
-		j++;
-	} else if (j + 6 <= len && (s[j] == '+' || s[j] == '-') &&
-	           s[j + 3] == ':') {
-		j += 6;
-	} else {
-		return 0;
+	if (j < len && s[j] == 'Z')
+		return j + 1;
+	if (j + 6 <= len && (s[j] == '+' || s[j] == '-') && s[j + 3] == ':')
+		return j + 6;
+	return 0;
+}
+
+/* Length of a prefix that a paste or a log collector adds at S: a
+ * Markdown quote ("> ", "> > "), the RFC 3339 time stamp of docker logs
+ * -t and kubectl logs --timestamps ("2024-01-01T12:00:00.123456789Z "),
+ * or a CI worker's source and stamp in brackets (TaskCluster's live log:
+ * "[task 2024-12-17T16:38:34.130Z] ").  0 when there is none. */
+static size_t paste_prefix(const char *s, size_t len)
+{
+	size_t j = 0, d;
+
+	if (len >= 2 && s[0] == '>') {
+		while (j < len && (s[j] == '>' || s[j] == ' '))
+			j++;
+		return s[j - 1] == ' ' ? j : 0;
 	}
-	return j < len && s[j] == ' ' ? j + 1 : 0;
+	if (len > 0 && s[0] == '[') {
+		for (j = 1; j < len && s[j] >= 'a' && s[j] <= 'z'; j++)
+			;
+		if (j == 1 || j >= len || s[j] != ' ')
+			return 0;
+		j++;
+		d = rfc3339_stamp(s + j, len - j);
+		if (!d || j + d + 1 >= len || s[j + d] != ']' ||
+		    s[j + d + 1] != ' ')
+			return 0;
+		return j + d + 2;
+	}
+	d = rfc3339_stamp(s, len);
+	return d && d < len && s[d] == ' ' ? d + 1 : 0;
 }
 
 /* Length of the rank prefixes launchers add: "[rank3]: ", "[default0]:",

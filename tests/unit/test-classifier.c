@@ -812,7 +812,7 @@ static void test_echoes_and_context(void)
 	       "[INFO] [launch.py:319:sigkill_handler] "
 	       "Killing subprocess 11\n[ERROR] [launch.py:325:sigkill_handler] "
 	       "['python', 'train.py'] exits with return code = -9\n",
-	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "launcher.child-sigkill", 2);
+	       UNKNOWN_STATUS, GA_CLASS_UNKNOWN, "launcher.child-failed", 2);
 	expect("launcher exit 1 only",
 	       "subprocess.CalledProcessError: Command '['python', 'x.py']' "
 	       "returned non-zero exit status 1.\n",
@@ -857,6 +857,12 @@ static void test_echoes_and_context(void)
 	expect("kubectl logs --timestamps",
 	       "2024-01-01T12:00:00.123456789Z [rank1]: KeyError: 'x'\n", 1,
 	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("TaskCluster's live log prefix",
+	       "[task 2024-12-17T16:38:34.130Z] KeyError: 'x'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("a bracketed word without a stamp is text",
+	       "[task 2024-12-17] KeyError: 'x'\n", 1, GA_CLASS_UNKNOWN,
+	       "(none)", 0);
 	expect("a date that is no RFC 3339 stamp",
 	       "2024-01-01 12:00:00 KeyError: 'x'\n", 1, GA_CLASS_UNKNOWN,
 	       "(none)", 0);
@@ -873,7 +879,28 @@ static void test_echoes_and_context(void)
 	expect("a parenthesis without a pid is text", "(note) KeyError: 'x'\n",
 	       1, GA_CLASS_UNKNOWN, "(none)", 0);
 	expect("GNU time: signal 9", "Command terminated by signal 9\n",
-	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "launcher.child-sigkill", 1);
+	       UNKNOWN_STATUS, GA_CLASS_UNKNOWN, "launcher.child-sigkill", 1);
+	/* A SIGKILL is the out-of-memory killer's only with OOM context. */
+	expect("launcher -9 after the kernel's OOM report",
+	       "Out of memory: Killed process 1234 (python) total-vm:1kB\n"
+	       "failed (exitcode: -9) local_rank: 0 (pid: 1234)\n",
+	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "kernel.oom-killer", 1);
+	{
+		struct ga_status oom;
+		struct ga_verdict ov;
+		const char *log = "[ERROR] exits with return code = -9\n";
+
+		ga_status_from_int(&oom, -9);
+		oom.oom_kills = 1;
+		classify(builtin, log, strlen(log), 0, 0, 0, &oom, &ov);
+		is_str(ga_class_name(ov.cls), "host_oom",
+		       "launcher -9 and the memory cgroup's oom-kill count");
+		ga_verdict_finish(&ov);
+	}
+	expect("a worker's SIGBUS: shared memory",
+	       "  exitcode  : -7 (pid: 3112)\n"
+	       "  traceback : Signal 7 (SIGBUS) received by PID 3112\n",
+	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "launcher.child-sigbus", 2);
 
 	/* Slurm's own lines. */
 	expect("step cancelled due to task failure",
