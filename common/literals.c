@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "buf.h"
 #include "prefilter.h"
@@ -329,4 +330,298 @@ size_t ga_literals_extract(const char *pattern, char **out, size_t max)
 			free(out[--n]);
 	}
 	return n;
+}
+
+/* ---- coverage by a rule's own literals -------------------------------- */
+
+/* The pattern's text spelled out: every choice of its alternations,
+ * optional parts and small character classes, one string per choice.
+ * BREAK stands for text the pattern does not fix (".", "\d+", "x*"): no
+ * literal can be found across it. */
+#define BREAK '\x01'
+#define VARIANTS_MAX 512
+
+struct variants {
+	char **s;
+	size_t n;
+	bool failed; /* too many, out of memory, or a construct not judged */
+};
+
+static void variants_free(struct variants *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		free(v->s[i]);
+	free(v->s);
+	v->s = NULL;
+	v->n = 0;
+}
+
+static void variants_add(struct variants *v, const char *a, size_t alen,
+                         const char *b, size_t blen)
+{
+	char **tmp, *s;
+
+	if (v->failed)
+		return;
+	if (v->n >= VARIANTS_MAX) {
+		v->failed = true;
+		return;
+	}
+	tmp = realloc(v->s, (v->n + 1) * sizeof(*tmp));
+	if (!tmp) {
+		v->failed = true;
+		return;
+	}
+	v->s = tmp;
+	s = malloc(alen + blen + 1);
+	if (!s) {
+		v->failed = true;
+		return;
+	}
+	memcpy(s, a, alen);
+	memcpy(s + alen, b, blen);
+	s[alen + blen] = '\0';
+	v->s[v->n++] = s;
+}
+
+/* A set holding the single string S (LEN bytes). */
+static struct variants variants_of(const char *s, size_t len)
+{
+	struct variants v = {0};
+
+	variants_add(&v, s, len, "", 0);
+	return v;
+}
+
+/* Every string of A followed by every string of B; A and B are freed. */
+static struct variants variants_cross(struct variants *a, struct variants *b)
+{
+	struct variants v = {0};
+
+	v.failed = a->failed || b->failed;
+	for (size_t i = 0; i < a->n && !v.failed; i++)
+		for (size_t j = 0; j < b->n && !v.failed; j++)
+			variants_add(&v, a->s[i], strlen(a->s[i]), b->s[j],
+			             strlen(b->s[j]));
+	variants_free(a);
+	variants_free(b);
+	return v;
+}
+
+/* Move B's strings into A. */
+static void variants_join(struct variants *a, struct variants *b)
+{
+	a->failed |= b->failed;
+	for (size_t i = 0; i < b->n && !a->failed; i++)
+		variants_add(a, b->s[i], strlen(b->s[i]), "", 0);
+	variants_free(b);
+}
+
+static struct variants expand_alt(const char *p, const char *end);
+
+/* A character class at P ('['): its members when they are a few plain
+ * characters ("[ _]", "[-_ ]"), else one BREAK. */
+static struct variants expand_class(const char *p, const char **next)
+{
+	const char *e = skip_class(p);
+	struct variants v = {0};
+	char brk = BREAK;
+
+	*next = e;
+	for (const char *q = p + 1; q < e - 1; q++) {
+		char c = *q;
+
+		if (c == '\\' && !isalnum((unsigned char)q[1]) && q + 1 < e - 1)
+			c = *++q;
+		else if (c == '\\' || c == '[' || c == '^' ||
+		         (c == '-' && q > p + 1 && q + 1 < e - 1))
+			goto opaque; /* an escape, a range, a negation */
+		variants_add(&v, &c, 1, "", 0);
+	}
+	if (v.n > 0 && v.n <= 8)
+		return v;
+opaque:
+	variants_free(&v);
+	v.failed = false;
+	return variants_of(&brk, 1);
+}
+
+/* A group at P ('('): what its body spells, nothing for a zero-width
+ * group (lookaround, comment, option setting). */
+static struct variants expand_group(const char *p, const char **next)
+{
+	const char *e = skip_group(p), *body = p + 1;
+	struct variants v = {0};
+
+	*next = e;
+	if (*e == '\0' && e[-1] != ')') {
+		v.failed = true; /* unbalanced */
+		return v;
+	}
+	if (p[1] == '*') {
+		v.failed = true; /* (*VERB) */
+		return v;
+	}
+	if (p[1] == '?') {
+		const char *q = p + 2;
+
+		if (*q == '#' || *q == '=' || *q == '!' ||
+		    (*q == '<' && (q[1] == '=' || q[1] == '!')))
+			return variants_of("", 0);
+		if (*q == '<' || *q == '\'' || (*q == 'P' && q[1] == '<')) {
+			body = strpbrk(q + 1, ">'");
+			body = body ? body + 1 : e;
+		} else {
+			while (isalpha((unsigned char)*q) || *q == '-' ||
+			       *q == '^')
+				q++;
+			if (*q == ')')
+				return variants_of("", 0);
+			body = *q == ':' || *q == '|' ? q + 1 : e;
+		}
+	}
+	if (body >= e) {
+		v.failed = true;
+		return v;
+	}
+	return expand_alt(body, e - 1);
+}
+
+/* One alternative [P, END): the cross product of its atoms. */
+static struct variants expand_seq(const char *p, const char *end)
+{
+	struct variants seq = variants_of("", 0);
+	char brk = BREAK;
+
+	while (p < end && !seq.failed) {
+		struct variants atom;
+		const char *next = p + 1;
+		bool opt;
+		size_t q;
+
+		if (*p == '\\' && p[1] == 'Q') {
+			const char *stop = strstr(p + 2, "\\E");
+
+			if (!stop || stop > end)
+				stop = end;
+			atom = variants_of(p + 2, (size_t)(stop - p - 2));
+			next = stop + (stop < end ? 2 : 0);
+		} else if (*p == '\\' && isalnum((unsigned char)p[1])) {
+			next = skip_escape(p);
+			atom = strchr("bBAzZGK", p[1]) ? variants_of("", 0)
+			       : p[1] == 's'           ? variants_of(" ", 1)
+			                               : variants_of(&brk, 1);
+		} else if (*p == '\\' && p + 1 < end) {
+			atom = variants_of(p + 1, 1);
+			next = p + 2;
+		} else if (*p == '[') {
+			atom = expand_class(p, &next);
+		} else if (*p == '(') {
+			atom = expand_group(p, &next);
+		} else if (*p == '^' || *p == '$') {
+			atom = variants_of("", 0);
+		} else if (*p == '.') {
+			atom = variants_of(&brk, 1);
+		} else {
+			atom = variants_of(p, 1);
+		}
+		q = quantifier(next, &opt);
+		if (*p == '\\' && p[1] == 's' && q && next[0] != '{') {
+			/* Blanks read as one space ("loss:\s*nan" holds
+			 * ": nan" or ":nan"): a tab between the words is not
+			 * worth a warning. */
+			variants_free(&atom);
+			atom = variants_of(" ", 1);
+			if (opt) {
+				struct variants none = variants_of("", 0);
+
+				variants_join(&atom, &none);
+			}
+		} else if (q && next[0] == '?' && (q == 1 || next[1] != '?')) {
+			/* "x?" (also lazy or possessive): with or without */
+			struct variants none = variants_of("", 0);
+
+			variants_join(&atom, &none);
+		} else if (q) {
+			variants_free(&atom);
+			atom = variants_of(&brk, 1);
+		}
+		p = next + q;
+		seq = variants_cross(&seq, &atom);
+	}
+	return seq;
+}
+
+/* [P, END): the union of its top-level alternatives. */
+static struct variants expand_alt(const char *p, const char *end)
+{
+	struct variants all = {0};
+	const char *alt = p;
+
+	for (;;) {
+		const char *q = p < end ? skip_opaque(p) : NULL;
+
+		if (q) {
+			p = q;
+			continue;
+		}
+		if (p < end && *p == '(') {
+			p = skip_group(p);
+			continue;
+		}
+		if (p < end && *p != '|') {
+			p++;
+			continue;
+		}
+		struct variants one = expand_seq(alt, p);
+
+		variants_join(&all, &one);
+		if (p >= end || all.failed)
+			break;
+		alt = ++p;
+	}
+	return all;
+}
+
+/* Whether S holds NEEDLE, ASCII case ignored. */
+static bool holds_caseless(const char *s, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *s; s++)
+		if (strncasecmp(s, needle, n) == 0)
+			return true;
+	return false;
+}
+
+int ga_literals_cover(const char *pattern, const char *const *lits, size_t n,
+                      char **witness)
+{
+	struct variants v;
+	int rc = 1;
+
+	*witness = NULL;
+	if (sets_extended(pattern))
+		return -1;
+	v = expand_alt(pattern, pattern + strlen(pattern));
+	if (v.failed) {
+		variants_free(&v);
+		return -1;
+	}
+	for (size_t i = 0; i < v.n && rc == 1; i++) {
+		bool held = false;
+
+		for (size_t k = 0; k < n && !held; k++)
+			held = holds_caseless(v.s[i], lits[k]);
+		if (held)
+			continue;
+		rc = 0;
+		for (char *c = v.s[i]; *c; c++)
+			if (*c == BREAK)
+				*c = '~';
+		*witness = v.s[i];
+		v.s[i] = NULL;
+	}
+	variants_free(&v);
+	return rc;
 }

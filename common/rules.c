@@ -319,6 +319,41 @@ static bool literal_exact(const struct ga_rule *r, const char *lit)
 	return found;
 }
 
+/* A rule's own literals replace the ones its patterns imply, so a pattern
+ * added later without a literal of its own is tried only on lines that
+ * happen to hold another pattern's literal: in effect it never matches.
+ * Warn for each pattern that can match a line holding none of them. */
+static void warn_unreached(const struct ga_rule *r, struct ga_diag *diag)
+{
+	const char *body[LITERALS_MAX];
+	char *owned[LITERALS_MAX];
+	size_t nb = 0;
+
+	for (size_t k = 0; k < r->n_literal && nb < LITERALS_MAX; k++) {
+		unsigned flags;
+
+		if (ga_rulefile_literal_body(r->literal[k], &owned[nb],
+		                             &flags) == 0) {
+			body[nb] = owned[nb];
+			nb++;
+		}
+	}
+	for (size_t k = 0; k < r->n_match; k++) {
+		char *witness;
+
+		if (ga_literals_cover(r->match[k].src, body, nb, &witness) == 0)
+			ga_diag_warn(diag, r->file, r->match[k].line,
+			             "rule '%s': this pattern can match a line "
+			             "that holds none of the rule's literals "
+			             "(\"%s\", '~' for any text), and is never "
+			             "tried on it: add a 'literal =' for it",
+			             r->id, witness);
+		free(witness);
+	}
+	for (size_t b = 0; b < nb; b++)
+		free(owned[b]);
+}
+
 /* Collect each rule's literals: its own, or one per alternative of every
  * match pattern.  A rule left without any becomes "unfiltered".  A
  * literal of a case-sensitive pattern is found in its case only: then
@@ -341,8 +376,10 @@ static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 		for (size_t k = 0; k < r->n_literal; k++)
 			lit_add(&l, r->literal[k], true,
 			        literal_exact(r, r->literal[k]), (uint32_t)i);
-		if (r->n_literal)
+		if (r->n_literal) {
+			warn_unreached(r, diag);
 			continue;
+		}
 		for (size_t k = 0; k < r->n_match && complete; k++) {
 			char *found[LITERALS_MAX];
 			size_t nf = ga_literals_extract(r->match[k].src, found,

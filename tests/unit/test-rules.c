@@ -302,6 +302,7 @@ static void test_accepts(void)
 	          "exclude = retry\n"
 	          "literal = \" nan \"\n"
 	          "literal = \" inf\\b\"\n"
+	          "literal = of memory\n"
 	          "exit = 1, 2 3\n"
 	          "caseless = yes\n"
 	          "hint = do this\n"
@@ -361,6 +362,21 @@ static void test_accepts(void)
 	ok(l.rs && !strcmp(ga_rule_hint(ga_ruleset_rule(l.rs, 0)),
 	                   ga_class_default_hint(GA_CLASS_NCCL)),
 	   "hint defaults to the class's");
+	unload(&l);
+
+	/* A pattern that the rule's own literals do not cover is never tried
+	 * on the lines it alone would match: warned, with such a line. */
+	load_text(&l,
+	          "[rule x]\nclass = nan\nmatch = loss is nan\n"
+	          "match = (pre-?empted|evicted)\nliteral = loss is\n"
+	          "literal = preempted\n",
+	          false);
+	ok(l.rs != NULL, "a rule whose literals miss a pattern loads");
+	is_int(l.diag.warnings, 1, "... with one warning");
+	ok(has_str(l.all, "t.rules:4: warning: rule 'x': this pattern can "
+	                  "match a line that holds none of the rule's "
+	                  "literals (\"pre-empted\""),
+	   "... at the pattern's line, naming a line it alone matches");
 	unload(&l);
 
 	/* A rule with a pattern that has no literal: warned, unfiltered. */
@@ -596,6 +612,24 @@ static void expect_literals(const char *pattern, const char *const *want)
 #define L(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define NONE ((const char *const[]){NULL})
 
+static void expect_cover(const char *pattern, const char *const *lits, int want,
+                         const char *want_witness)
+{
+	size_t n = 0;
+	char *witness;
+	int rc;
+
+	while (lits[n])
+		n++;
+	rc = ga_literals_cover(pattern, lits, n, &witness);
+	is_int(rc, want, "/%s/ covered: %d", pattern, want);
+	if (want_witness)
+		is_str(witness, want_witness, "... not by '%s'", want_witness);
+	else
+		ok(witness == NULL, "... no witness");
+	free(witness);
+}
+
 static void test_literals(void)
 {
 	char *got[2];
@@ -667,6 +701,32 @@ static void test_literals(void)
 	           ga_literals_caseless("(?-i)abcd"),
 	   "patterns that set (or may set) caseless matching");
 
+	/* Coverage of a pattern by a rule's own literals. */
+	expect_cover("TERM_(DEADLINE|CPULIMIT): job killed",
+	             (const char *[]){"TERM_DEADLINE", "term_cpulimit", NULL},
+	             1, NULL);
+	expect_cover("node was pre-?empted",
+	             (const char *[]){"preempted", NULL}, 0,
+	             "node was pre-empted");
+	expect_cover("Resource[ _]exhausted",
+	             (const char *[]){"Resource exhausted", NULL}, 0,
+	             "Resource_exhausted");
+	expect_cover("Exceeded (job|step) memory limit(?! at some point)",
+	             (const char *[]){"Exceeded job memory limit",
+	                              "exceeded step memory", NULL},
+	             1, NULL);
+	expect_cover("loss:\\s*nan\\b", (const char *[]){" nan", ":nan", NULL},
+	             1, NULL);
+	expect_cover("abcd.efgh", (const char *[]){"d.e", NULL}, 0,
+	             "abcd~efgh");
+	expect_cover("x(?i:Abcd|Defg)", (const char *[]){"xabcd", NULL}, 0,
+	             "xDefg");
+	expect_cover("(?=q)\\bfoo(?<n>bar)\\Q.*\\E(?#note)",
+	             (const char *[]){"foobar.*", NULL}, 1, NULL);
+	expect_cover("(?x) a b", (const char *[]){"ab", NULL}, -1, NULL);
+	expect_cover("(a|b|c|d)(a|b|c|d)(a|b|c|d)(a|b|c|d)(a|b|c|d)",
+	             (const char *[]){"a", NULL}, -1, NULL);
+
 	/* At most MAX alternatives. */
 	is_int(ga_literals_extract("abcd|efgh|ijkl", got, 2), 0,
 	       "more alternatives than MAX: none");
@@ -676,11 +736,20 @@ static void test_literals(void)
  * against matching subjects through a rule. */
 static void test_builtin(void)
 {
-	struct ga_ruleset *rs = ga_rules_load(NULL, NULL, NULL);
+	struct ga_diag d;
+	struct ga_ruleset *rs;
 	const uint32_t *u;
 	size_t n;
 
+	ga_diag_init(&d, "rules");
+	rs = ga_rules_load(NULL, &d, NULL);
 	ok(rs != NULL, "built-in rules load");
+	/* No built-in pattern is hidden behind its rule's own literals, and
+	 * none is unfiltered. */
+	is_int(d.warnings, 0, "built-in rules load without a warning");
+	for (size_t i = 0; i < d.n; i++)
+		diag("  %s", d.msgs[i]);
+	ga_diag_finish(&d);
 	if (!rs)
 		return;
 	n = ga_ruleset_unfiltered(rs, &u);
