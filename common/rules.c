@@ -322,7 +322,9 @@ static bool literal_exact(const struct ga_rule *r, const char *lit)
 /* A rule's own literals replace the ones its patterns imply, so a pattern
  * added later without a literal of its own is tried only on lines that
  * happen to hold another pattern's literal: in effect it never matches.
- * Warn for each pattern that can match a line holding none of them. */
+ * Warn for each pattern that can match a line holding none of them.  Only
+ * when rules are checked: spelling out every pattern costs more than the
+ * rest of a load, which every job's report process pays. */
 static void warn_unreached(const struct ga_rule *r, struct ga_diag *diag)
 {
 	const char *body[LITERALS_MAX];
@@ -358,7 +360,8 @@ static void warn_unreached(const struct ga_rule *r, struct ga_diag *diag)
  * match pattern.  A rule left without any becomes "unfiltered".  A
  * literal of a case-sensitive pattern is found in its case only: then
  * "Error" does not send every "error" of a warning to PCRE2. */
-static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
+static int build_prefilter(struct ga_ruleset *rs, bool lint,
+                           struct ga_diag *diag)
 {
 	struct lit_list l = {0};
 	int rc = -1;
@@ -377,7 +380,8 @@ static int build_prefilter(struct ga_ruleset *rs, struct ga_diag *diag)
 			lit_add(&l, r->literal[k], true,
 			        literal_exact(r, r->literal[k]), (uint32_t)i);
 		if (r->n_literal) {
-			warn_unreached(r, diag);
+			if (lint)
+				warn_unreached(r, diag);
 			continue;
 		}
 		for (size_t k = 0; k < r->n_match && complete; k++) {
@@ -434,7 +438,7 @@ out:
 }
 
 /* Turn a draft into a compiled ruleset; the draft's rules move into it. */
-static struct ga_ruleset *compile_draft(struct ga_draft *d,
+static struct ga_ruleset *compile_draft(struct ga_draft *d, bool lint,
                                         struct ga_diag *diag)
 {
 	struct ga_ruleset *rs;
@@ -457,7 +461,7 @@ static struct ga_ruleset *compile_draft(struct ga_draft *d,
 	d->n = 0;
 	if (rs->n)
 		qsort(rs->rules, rs->n, sizeof(*rs->rules), cmp_priority);
-	if (build_prefilter(rs, diag) < 0) {
+	if (build_prefilter(rs, lint, diag) < 0) {
 		ga_diag_error(diag, NULL, 0,
 		              "out of memory building the "
 		              "prefilter");
@@ -547,9 +551,11 @@ static int apply_dir(const char *dir, struct ga_draft *d, struct ga_diag *diag)
 	return errors;
 }
 
+/* LINT: also the checks only `gpualert rules check` needs. */
 static struct ga_ruleset *load(const char *dir,
                                const struct ga_rules_source *src, size_t n_src,
-                               bool with_builtin, struct ga_diag *diag)
+                               bool with_builtin, bool lint,
+                               struct ga_diag *diag)
 {
 	struct ga_draft d = {0};
 	struct ga_ruleset *rs = NULL;
@@ -562,7 +568,7 @@ static struct ga_ruleset *load(const char *dir,
 	for (size_t i = 0; i < n_src; i++)
 		errors += ga_rulefile_parse(src[i].name, src[i].text, &d, diag);
 	if (!errors)
-		rs = compile_draft(&d, diag);
+		rs = compile_draft(&d, lint, diag);
 	ga_draft_finish(&d);
 	return rs;
 }
@@ -571,12 +577,12 @@ struct ga_ruleset *ga_rules_load_sources(const struct ga_rules_source *sources,
                                          size_t n, bool with_builtin,
                                          struct ga_diag *diag)
 {
-	return load(NULL, sources, n, with_builtin, diag);
+	return load(NULL, sources, n, with_builtin, true, diag);
 }
 
 struct ga_ruleset *ga_rules_check_dir(const char *dir, struct ga_diag *diag)
 {
-	return load(dir, NULL, 0, true, diag);
+	return load(dir, NULL, 0, true, true, diag);
 }
 
 struct ga_ruleset *ga_rules_load(const char *dir, struct ga_diag *diag,
@@ -586,7 +592,7 @@ struct ga_ruleset *ga_rules_load(const char *dir, struct ga_diag *diag,
 
 	if (fell_back)
 		*fell_back = false;
-	rs = load(dir, NULL, 0, true, diag);
+	rs = load(dir, NULL, 0, true, false, diag);
 	if (rs || !dir || !*dir)
 		return rs;
 	ga_diag_error(diag, dir, 0,
@@ -595,7 +601,7 @@ struct ga_ruleset *ga_rules_load(const char *dir, struct ga_diag *diag,
 	              "rules");
 	if (fell_back)
 		*fell_back = true;
-	return load(NULL, NULL, 0, true, diag);
+	return load(NULL, NULL, 0, true, false, diag);
 }
 
 /* ---- queries --------------------------------------------------------- */
