@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "fdio.h"
@@ -663,15 +662,12 @@ static bool is_launcher(const struct ga_rule *r)
 	                strlen(LAUNCHER_PREFIX));
 }
 
-/* Case-insensitive strstr; returns the position after NEEDLE. */
+/* Where NEEDLE (ASCII case ignored) ends in HAY, or NULL. */
 static const char *after(const char *hay, const char *needle)
 {
-	size_t n = strlen(needle);
+	const char *p = strcasestr(hay, needle);
 
-	for (const char *p = hay; *p; p++)
-		if (!strncasecmp(p, needle, n))
-			return p + n;
-	return NULL;
+	return p ? p + strlen(needle) : NULL;
 }
 
 /* An integer after blanks, ':' and '=' at P; false if there is none. */

@@ -5,7 +5,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "buf.h"
 #include "prefilter.h"
@@ -282,9 +281,26 @@ static void longest_run(const char *p, const char *end, struct ga_buf *best)
 	ga_buf_finish(&run);
 }
 
+/* The end of the top-level alternative that starts at P: the next '|'
+ * outside groups, character classes and quotes, or END. */
+static const char *alternative_end(const char *p, const char *end)
+{
+	while (p < end && *p != '|') {
+		const char *q = skip_opaque(p);
+
+		if (q)
+			p = q;
+		else if (*p == '(')
+			p = skip_group(p);
+		else
+			p++;
+	}
+	return p < end ? p : end;
+}
+
 size_t ga_literals_extract(const char *pattern, char **out, size_t max)
 {
-	const char *p = pattern, *alt = pattern;
+	const char *end = pattern + strlen(pattern), *alt = pattern, *p;
 	struct ga_buf best;
 	size_t n = 0;
 	bool ok = true;
@@ -294,20 +310,7 @@ size_t ga_literals_extract(const char *pattern, char **out, size_t max)
 		return 0;
 	ga_buf_init(&best);
 	for (;;) {
-		const char *q = skip_opaque(p);
-
-		if (q) {
-			p = q;
-			continue;
-		}
-		if (*p == '(') {
-			p = skip_group(p);
-			continue;
-		}
-		if (*p != '|' && *p != '\0') {
-			p++;
-			continue;
-		}
+		p = alternative_end(alt, end);
 		longest_run(alt, p, &best);
 		if (best.failed || best.len < GA_PREFILTER_MIN_LITERAL ||
 		    n >= max) {
@@ -320,9 +323,9 @@ size_t ga_literals_extract(const char *pattern, char **out, size_t max)
 			break;
 		}
 		n++;
-		if (*p == '\0')
+		if (p >= end)
 			break;
-		alt = ++p;
+		alt = p + 1;
 	}
 	ga_buf_finish(&best);
 	if (!ok) {
@@ -415,6 +418,14 @@ static void variants_join(struct variants *a, struct variants *b)
 	for (size_t i = 0; i < b->n && !a->failed; i++)
 		variants_add(a, b->s[i], strlen(b->s[i]), "", 0);
 	variants_free(b);
+}
+
+/* Add the empty string to V: the choice without an optional part. */
+static void variants_allow_empty(struct variants *v)
+{
+	struct variants none = variants_of("", 0);
+
+	variants_join(v, &none);
 }
 
 static struct variants expand_alt(const char *p, const char *end);
@@ -532,16 +543,12 @@ static struct variants expand_seq(const char *p, const char *end)
 			 * worth a warning. */
 			variants_free(&atom);
 			atom = variants_of(" ", 1);
-			if (opt) {
-				struct variants none = variants_of("", 0);
-
-				variants_join(&atom, &none);
-			}
+			if (opt)
+				variants_allow_empty(&atom);
 		} else if (q && next[0] == '?' && (q == 1 || next[1] != '?')) {
-			/* "x?" (also lazy or possessive): with or without */
-			struct variants none = variants_of("", 0);
-
-			variants_join(&atom, &none);
+			/* "x?" (also possessive "x?+"): with or without; a
+			 * lazy "x??" is left as text the pattern does not fix */
+			variants_allow_empty(&atom);
 		} else if (q) {
 			variants_free(&atom);
 			atom = variants_of(&brk, 1);
@@ -556,42 +563,17 @@ static struct variants expand_seq(const char *p, const char *end)
 static struct variants expand_alt(const char *p, const char *end)
 {
 	struct variants all = {0};
-	const char *alt = p;
 
 	for (;;) {
-		const char *q = p < end ? skip_opaque(p) : NULL;
-
-		if (q) {
-			p = q;
-			continue;
-		}
-		if (p < end && *p == '(') {
-			p = skip_group(p);
-			continue;
-		}
-		if (p < end && *p != '|') {
-			p++;
-			continue;
-		}
-		struct variants one = expand_seq(alt, p);
+		const char *q = alternative_end(p, end);
+		struct variants one = expand_seq(p, q);
 
 		variants_join(&all, &one);
-		if (p >= end || all.failed)
+		if (q >= end || all.failed)
 			break;
-		alt = ++p;
+		p = q + 1;
 	}
 	return all;
-}
-
-/* Whether S holds NEEDLE, ASCII case ignored. */
-static bool holds_caseless(const char *s, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; *s; s++)
-		if (strncasecmp(s, needle, n) == 0)
-			return true;
-	return false;
 }
 
 int ga_literals_cover(const char *pattern, const char *const *lits, size_t n,
@@ -612,7 +594,7 @@ int ga_literals_cover(const char *pattern, const char *const *lits, size_t n,
 		bool held = false;
 
 		for (size_t k = 0; k < n && !held; k++)
-			held = holds_caseless(v.s[i], lits[k]);
+			held = strcasestr(v.s[i], lits[k]) != NULL;
 		if (held)
 			continue;
 		rc = 0;
