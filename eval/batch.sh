@@ -9,7 +9,7 @@
 #   WORKDIR (default: a fresh temporary directory) receives a worktree of
 #   COMMIT and its build; it is removed afterwards unless given.
 #
-# Prints gpualert's macro-F1 and accuracy (and the two baselines') on the
+# Prints macro-F1 and accuracy of gpualert and the two baselines on the
 # batch as a whole and on its dev and test parts.
 set -eu
 cd "$(dirname "$0")/.."
@@ -46,16 +46,9 @@ done
 export GPUALERT_RULES_DIR=
 echo "Logs added by $(git log -1 --format='%h (%cs)' "$commit"), scored with its own rules:"
 echo
-echo "| part | logs | gpualert macro-F1 | accuracy | keywords macro-F1 | exit-code macro-F1 |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| part | logs | gpualert macro-F1 | gpualert accuracy | keywords macro-F1 | keywords accuracy | exit-code macro-F1 | exit-code accuracy |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for part in all dev test; do
-	"$work/build/cli/gpualert" eval "$wild/batch-$part.tsv" | awk -v part="$part" '
-		/ logs scored, / { logs = $3 }
-		$1 ~ /^(gpualert|keywords|exit-code)$/ && NF == 4 && !($1 in f) {
-			f[$1] = $2; a[$1] = $3
-		}
-		END {
-			printf "| %s | %s | %s | %s | %s | %s |\n", part, logs,
-			    f["gpualert"], a["gpualert"], f["keywords"], f["exit-code"]
-		}'
+	"$work/build/cli/gpualert" eval "$wild/batch-$part.tsv" |
+		awk -v name="$part" -f eval/summary.awk
 done

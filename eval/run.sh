@@ -35,17 +35,7 @@ run() {
 	fi
 	"$exe" eval "$@" --svg "$results/$name.svg" "$manifest" \
 		>"$results/$name.txt" || status=1
-	# Summary lines: "gpualert      0.9968    0.9958  (478/480)".
-	row=$(awk -v set="$name" '
-		/ logs scored, / { logs = $3 }
-		$1 ~ /^(gpualert|keywords|exit-code)$/ && NF == 4 && !($1 in f) {
-			f[$1] = $2; a[$1] = $3
-		}
-		END {
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s |", set, logs,
-			    f["gpualert"], a["gpualert"], f["keywords"], a["keywords"],
-			    f["exit-code"], a["exit-code"]
-		}' "$results/$name.txt")
+	row=$(awk -v name="$name" -f eval/summary.awk "$results/$name.txt")
 	rows="$rows$row
 "
 }
