@@ -396,6 +396,20 @@ static const char *current_context(const struct ga_classifier *c, uint32_t rule,
 	return c->ctx_text;
 }
 
+/* Is a line of RULE at LINE the echo of an earlier line ("echo_of =")?
+ * srun ends a step after one task failed, and then reports it cancelled
+ * and its other tasks killed: the failure came first. */
+static bool is_echo(const struct ga_classifier *c, uint32_t rule, uint64_t line)
+{
+	const uint32_t *of;
+	size_t n = ga_rule_echo_of(ga_ruleset_rule(c->rs, rule), &of);
+
+	for (size_t i = 0; i < n; i++)
+		if (c->recs[of[i]].n && c->recs[of[i]].hits[0].line < line)
+			return true;
+	return false;
+}
+
 /* Match one segment (raw bytes, no terminator) against the rules whose
  * literals it contains. */
 static void match_segment(struct ga_classifier *c, const char *seg, size_t len,
@@ -431,7 +445,8 @@ static void match_segment(struct ga_classifier *c, const char *seg, size_t len,
 
 		if (c->mark[r] && !c->context[r] &&
 		    !(claimed &&
-		      ga_rule_is_fallback(ga_ruleset_rule(c->rs, r)))) {
+		      ga_rule_is_fallback(ga_ruleset_rule(c->rs, r))) &&
+		    !is_echo(c, r, line)) {
 			const char *ctx = current_context(c, r, line);
 
 			record_hit(c, r, line, c->norm, n,

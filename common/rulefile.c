@@ -123,11 +123,11 @@ static void finish_rule(struct parser *p)
 		     r->id);
 		goto drop;
 	}
-	if (r->n_match == 0 &&
-	    (r->n_exclude || r->n_literal || r->fallback || r->fatal)) {
+	if (r->n_match == 0 && (r->n_exclude || r->n_literal || r->fallback ||
+	                        r->fatal || r->n_echo_of_id)) {
 		perr(p, r->line,
-		     "rule '%s': 'exclude', 'literal', 'fallback' and 'fatal' "
-		     "need a 'match ='",
+		     "rule '%s': 'exclude', 'literal', 'fallback', 'fatal' "
+		     "and 'echo_of' need a 'match ='",
 		     r->id);
 		goto drop;
 	}
@@ -499,6 +499,39 @@ static void key_flag(struct parser *p, unsigned line, const char *key,
 		r->fatal = v;
 }
 
+static bool add_echo_of(struct parser *p, unsigned line, const char *tok)
+{
+	struct ga_rule *r = p->cur;
+	char **tmp;
+
+	if (!valid_id(tok)) {
+		perr(p, line, "rule '%s': echo_of: '%s' is not a rule id",
+		     r->id, tok);
+		return false;
+	}
+	if (r->n_echo_of_id >= LITERALS_MAX) {
+		perr(p, line, "rule '%s': echo_of: too many rules", r->id);
+		return false;
+	}
+	tmp = realloc(r->echo_of_id, (r->n_echo_of_id + 1) * sizeof(*tmp));
+	if (!tmp || !(tmp[r->n_echo_of_id] = strdup(tok))) {
+		if (tmp)
+			r->echo_of_id = tmp;
+		perr(p, line, "out of memory");
+		return false;
+	}
+	r->echo_of_id = tmp;
+	r->n_echo_of_id++;
+	return true;
+}
+
+static void key_echo_of(struct parser *p, unsigned line, const char *key,
+                        char *value)
+{
+	(void)key;
+	each_item(p, line, value, add_echo_of);
+}
+
 static void key_hint(struct parser *p, unsigned line, const char *key,
                      char *value)
 {
@@ -524,7 +557,7 @@ static const struct {
         {"signal", key_signal},     {"state", key_state},
         {"oom_kill", key_oom_kill}, {"caseless", key_flag},
         {"fallback", key_flag},     {"fatal", key_flag},
-        {"hint", key_hint},
+        {"echo_of", key_echo_of},   {"hint", key_hint},
 };
 
 static void parse_key(struct parser *p, unsigned line, char *key, char *value)
@@ -543,7 +576,7 @@ static void parse_key(struct parser *p, unsigned line, char *key, char *value)
 	perr(p, line,
 	     "rule '%s': unknown key '%s' (class, priority, "
 	     "match, exclude, literal, exit, signal, state, "
-	     "oom_kill, caseless, fallback, fatal, hint)",
+	     "oom_kill, caseless, fallback, fatal, echo_of, hint)",
 	     p->cur->id, key);
 }
 

@@ -57,6 +57,10 @@ void ga_rule_destroy(struct ga_rule *r)
 	for (size_t i = 0; i < r->n_literal; i++)
 		free(r->literal[i]);
 	free(r->literal);
+	for (size_t i = 0; i < r->n_echo_of_id; i++)
+		free(r->echo_of_id[i]);
+	free(r->echo_of_id);
+	free(r->echo_of);
 	free(r);
 }
 
@@ -437,6 +441,36 @@ out:
 	return rc;
 }
 
+/* Turn each rule's "echo_of" ids into indices of RS.  An id that names no
+ * rule (an admin disabled it) only loses its effect: a warning. */
+static int resolve_echo_of(struct ga_ruleset *rs, struct ga_diag *diag)
+{
+	for (size_t i = 0; i < rs->n; i++) {
+		struct ga_rule *r = rs->rules[i];
+
+		if (!r->n_echo_of_id)
+			continue;
+		r->echo_of = calloc(r->n_echo_of_id, sizeof(*r->echo_of));
+		if (!r->echo_of)
+			return -1;
+		for (size_t k = 0; k < r->n_echo_of_id; k++) {
+			size_t j = 0;
+
+			while (j < rs->n &&
+			       strcmp(rs->rules[j]->id, r->echo_of_id[k]))
+				j++;
+			if (j < rs->n)
+				r->echo_of[r->n_echo_of++] = (uint32_t)j;
+			else
+				ga_diag_warn(diag, r->file, r->line,
+				             "rule '%s': echo_of: there is no "
+				             "rule '%s'; ignored",
+				             r->id, r->echo_of_id[k]);
+		}
+	}
+	return 0;
+}
+
 /* Turn a draft into a compiled ruleset; the draft's rules move into it. */
 static struct ga_ruleset *compile_draft(struct ga_draft *d, bool lint,
                                         struct ga_diag *diag)
@@ -461,10 +495,10 @@ static struct ga_ruleset *compile_draft(struct ga_draft *d, bool lint,
 	d->n = 0;
 	if (rs->n)
 		qsort(rs->rules, rs->n, sizeof(*rs->rules), cmp_priority);
-	if (build_prefilter(rs, lint, diag) < 0) {
+	if (resolve_echo_of(rs, diag) < 0 ||
+	    build_prefilter(rs, lint, diag) < 0) {
 		ga_diag_error(diag, NULL, 0,
-		              "out of memory building the "
-		              "prefilter");
+		              "out of memory compiling the rules");
 		ga_ruleset_destroy(rs);
 		return NULL;
 	}
@@ -670,6 +704,12 @@ bool ga_rule_has_patterns(const struct ga_rule *r)
 bool ga_rule_is_fallback(const struct ga_rule *r)
 {
 	return r->fallback;
+}
+
+size_t ga_rule_echo_of(const struct ga_rule *r, const uint32_t **rules)
+{
+	*rules = r->echo_of;
+	return r->n_echo_of;
 }
 
 bool ga_rule_is_fatal(const struct ga_rule *r)
@@ -897,6 +937,10 @@ void ga_rule_format(const struct ga_rule *r, struct ga_buf *out)
 		ga_buf_puts(out, "fallback = yes\n");
 	if (r->fatal)
 		ga_buf_puts(out, "fatal = yes\n");
+	for (size_t i = 0; i < r->n_echo_of_id; i++)
+		ga_buf_printf(out, "%s%s%s",
+		              i ? ", " : "echo_of = ", r->echo_of_id[i],
+		              i + 1 == r->n_echo_of_id ? "\n" : "");
 	switch (r->exit_kind) {
 	case EXIT_FAILURE_ONLY:
 		break;

@@ -90,6 +90,10 @@ bool ga_rule_has_patterns(const struct ga_rule *r);
  * ("fallback = yes": the generic exception rule, so that "RuntimeError:
  * NCCL error ..." is evidence of nccl, not of code_error). */
 bool ga_rule_is_fallback(const struct ga_rule *r);
+/* The rules (indices into ga_ruleset_rule()) whose lines R's lines echo
+ * ("echo_of ="): a line of R that comes after a line of one of them does
+ * not count.  Returns how many; *RULES is valid while R is. */
+size_t ga_rule_echo_of(const struct ga_rule *r, const uint32_t **rules);
 /* A fatal rule's match proves the job failed even if it exited 0
  * ("fatal = yes": a shell reporting its child killed, an oom-kill). */
 bool ga_rule_is_fatal(const struct ga_rule *r);

@@ -50,9 +50,13 @@ struct ga_rule {
 	bool fatal;
 	enum exit_kind exit_kind;
 	uint8_t exit_codes[256];
-	uint64_t signals; /* bit N: signal N */
-	uint32_t states;  /* bit N: enum ga_sched_state N */
-	int oom;          /* -1 no condition, 0 none, 1 at least one */
+	uint64_t signals;  /* bit N: signal N */
+	uint32_t states;   /* bit N: enum ga_sched_state N */
+	int oom;           /* -1 no condition, 0 none, 1 at least one */
+	char **echo_of_id; /* "echo_of =": ids as written */
+	size_t n_echo_of_id;
+	uint32_t *echo_of; /* the ones found, as ruleset indices */
+	size_t n_echo_of;
 };
 
 /* A list of rules while files are being applied. */

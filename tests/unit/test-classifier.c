@@ -596,6 +596,48 @@ static void test_literal_case(void)
 	}
 }
 
+/* srun ends a step when a task fails (--kill-on-bad-exit) and then reports
+ * it cancelled and the other tasks killed; a person's scancel prints the
+ * cancellation first.  Lines as srun 22.05 prints them. */
+static void test_step_ended_by_srun(void)
+{
+	static const char cancelled[] =
+	        "slurmstepd: error: *** STEP 77.0 ON n1 CANCELLED AT "
+	        "2024-01-01T00:00:00 ***\n";
+	static const char killed[] = "srun: error: n1: tasks 0-2: Killed\n";
+	char log[1024];
+
+	snprintf(log, sizeof(log), "%s%s%s%s",
+	         "srun: error: n1: task 3: Exited with exit code 1\n",
+	         "srun: launch/slurm: _step_signal: Terminating StepId=77.0\n",
+	         cancelled, killed);
+	expect("a task failed, srun ended the step", log, 1, GA_CLASS_UNKNOWN,
+	       "launcher.child-failed", 1);
+	snprintf(log, sizeof(log), "%s%s%s%s",
+	         "Traceback (most recent call last):\n"
+	         "  File \"train.py\", line 9, in <module>\n",
+	         "KeyError: 'label'\n"
+	         "srun: error: n1: task 3: Exited with exit code 1\n",
+	         cancelled, killed);
+	expect("the failed task's exception", log, 1, GA_CLASS_CODE_ERROR,
+	       "python.exception", 3);
+	snprintf(log, sizeof(log), "%s%s%s",
+	         "srun: error: n1: task 0: Segmentation fault (core dumped)\n",
+	         cancelled, killed);
+	expect("a task crashed, srun ended the step", log, -SIGTERM,
+	       GA_CLASS_SEGFAULT, "native.crash", 1);
+	snprintf(log, sizeof(log), "%s%s%s", cancelled, killed,
+	         "srun: error: n1: task 3: Exited with exit code 1\n");
+	expect("scancel, then the tasks end", log, -SIGTERM, GA_CLASS_CANCELLED,
+	       "slurm.step-cancelled", 1);
+	expect("srun: tasks ended by the oom-kill",
+	       "srun: error: n1: tasks 0-3: Out Of Memory\n", 1,
+	       GA_CLASS_HOST_OOM, "slurm.oom-kill", 1);
+	/* One line of each (same line): not an echo. */
+	expect("killed task alone", killed, 1, GA_CLASS_HOST_OOM,
+	       "srun.task-killed", 1);
+}
+
 static void test_streaming(void)
 {
 	size_t len;
@@ -973,6 +1015,7 @@ int main(void)
 	test_streaming();
 	test_literal_case();
 	test_echoes_and_context();
+	test_step_ended_by_srun();
 	ga_ruleset_destroy(builtin);
 	return tap_done();
 }

@@ -199,14 +199,26 @@ static void test_errors(void)
 	             "[rule x]\nclass = nan\nsignal = SEGV\nexclude = abcd\n",
 	             1,
 	             "t.rules:1: error: rule 'x': 'exclude', 'literal', "
-	             "'fallback' and 'fatal' need a 'match ='");
-	expect_error(
-	        "literal without match",
-	        "[rule x]\nclass = nan\nsignal = SEGV\nliteral = abcd\n", 1,
-	        "'exclude', 'literal', 'fallback' and 'fatal' need a 'match ='");
+	             "'fallback', 'fatal' and 'echo_of' need a 'match ='");
+	expect_error("literal without match",
+	             "[rule x]\nclass = nan\nsignal = SEGV\nliteral = abcd\n",
+	             1,
+	             "'exclude', 'literal', 'fallback', 'fatal' and "
+	             "'echo_of' need a 'match ='");
 	expect_error("fatal without match",
 	             "[rule x]\nclass = nan\nsignal = SEGV\nfatal = yes\n", 1,
-	             "'fallback' and 'fatal' need a 'match ='");
+	             "'fatal' and 'echo_of' need a 'match ='");
+	expect_error("echo_of without match",
+	             "[rule x]\nclass = nan\nsignal = SEGV\necho_of = y\n", 1,
+	             "'fatal' and 'echo_of' need a 'match ='");
+	expect_error("echo_of: not an id",
+	             "[rule x]\nclass = nan\nmatch = abcd\necho_of = a, b/c\n",
+	             1,
+	             "t.rules:4: error: rule 'x': echo_of: 'b/c' is not a "
+	             "rule id");
+	expect_error("echo_of: empty list",
+	             "[rule x]\nclass = nan\nmatch = abcd\necho_of = ,\n", 1,
+	             "t.rules:4: error: rule 'x': empty list");
 	expect_error("bad fallback",
 	             "[rule x]\nclass = nan\nmatch = abcd\nfallback = often\n",
 	             1,
@@ -377,6 +389,41 @@ static void test_accepts(void)
 	                  "match a line that holds none of the rule's "
 	                  "literals (\"pre-empted\""),
 	   "... at the pattern's line, naming a line it alone matches");
+	unload(&l);
+
+	/* "echo_of" names rules of the whole set, wherever they are defined;
+	 * one that is not there (an admin disabled it) only loses its
+	 * effect. */
+	load_text(&l,
+	          "[rule echo]\nclass = cancelled\nmatch = step cancelled\n"
+	          "echo_of = cause, gone\n"
+	          "[rule cause]\nclass = nan\nmatch = loss is nan\n",
+	          false);
+	ok(l.rs != NULL, "echo_of naming a missing rule loads");
+	is_int(l.diag.warnings, 1, "... with one warning");
+	ok(has_str(l.all, "t.rules:1: warning: rule 'echo': echo_of: there is "
+	                  "no rule 'gone'; ignored"),
+	   "... that names it");
+	{
+		size_t at_echo = 0, at_cause = 9;
+		const struct ga_rule *echo = l.rs ? find_rule(l.rs, "echo",
+		                                              &at_echo)
+		                                  : NULL;
+		const uint32_t *of = NULL;
+		struct ga_buf listed;
+
+		if (l.rs)
+			find_rule(l.rs, "cause", &at_cause);
+		ok(echo && ga_rule_echo_of(echo, &of) == 1 && of[0] == at_cause,
+		   "... and the one it found is resolved");
+		ga_buf_init(&listed);
+		if (echo)
+			ga_rule_format(echo, &listed);
+		ok(listed.data &&
+		           has_str(listed.data, "echo_of = cause, gone\n"),
+		   "rules list shows echo_of as written");
+		ga_buf_finish(&listed);
+	}
 	unload(&l);
 
 	/* A rule with a pattern that has no literal: warned, unfiltered. */
