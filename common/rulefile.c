@@ -155,9 +155,26 @@ drop:
 	ga_rule_destroy(r);
 }
 
+/* Append a copy of S to the array *V of *N strings.  False: out of
+ * memory (reported at LINE), *V and *N unchanged. */
+static bool push_copy(struct parser *p, unsigned line, char ***v, size_t *n,
+                      const char *s)
+{
+	char **tmp = realloc(*v, (*n + 1) * sizeof(*tmp));
+
+	if (!tmp || !(tmp[*n] = strdup(s))) {
+		if (tmp)
+			*v = tmp;
+		perr(p, line, "out of memory");
+		return false;
+	}
+	*v = tmp;
+	(*n)++;
+	return true;
+}
+
 static bool note_id(struct parser *p, unsigned line, const char *id)
 {
-	char **tmp;
 
 	for (size_t i = 0; i < p->n_seen; i++) {
 		if (strcmp(p->seen[i], id) == 0) {
@@ -166,16 +183,7 @@ static bool note_id(struct parser *p, unsigned line, const char *id)
 			return false;
 		}
 	}
-	tmp = realloc(p->seen, (p->n_seen + 1) * sizeof(*tmp));
-	if (!tmp || !(tmp[p->n_seen] = strdup(id))) {
-		if (tmp)
-			p->seen = tmp;
-		perr(p, line, "out of memory");
-		return false;
-	}
-	p->seen = tmp;
-	p->n_seen++;
-	return true;
+	return push_copy(p, line, &p->seen, &p->n_seen, id);
 }
 
 static void parse_section(struct parser *p, unsigned line, char *s)
@@ -395,7 +403,7 @@ static void key_literal(struct parser *p, unsigned line, const char *key,
 {
 	struct ga_rule *r = p->cur;
 	size_t vlen = strlen(value);
-	char **tmp, *body;
+	char *body;
 	unsigned lflags;
 	int rc;
 
@@ -430,15 +438,7 @@ static void key_literal(struct parser *p, unsigned line, const char *key,
 		perr(p, line, "rule '%s': too many literals", r->id);
 		return;
 	}
-	tmp = realloc(r->literal, (r->n_literal + 1) * sizeof(*tmp));
-	if (!tmp || !(tmp[r->n_literal] = strdup(value))) {
-		if (tmp)
-			r->literal = tmp;
-		perr(p, line, "out of memory");
-		return;
-	}
-	r->literal = tmp;
-	r->n_literal++;
+	push_copy(p, line, &r->literal, &r->n_literal, value);
 }
 
 static void key_exit(struct parser *p, unsigned line, const char *key,
@@ -502,7 +502,6 @@ static void key_flag(struct parser *p, unsigned line, const char *key,
 static bool add_echo_of(struct parser *p, unsigned line, const char *tok)
 {
 	struct ga_rule *r = p->cur;
-	char **tmp;
 
 	if (!valid_id(tok)) {
 		perr(p, line, "rule '%s': echo_of: '%s' is not a rule id",
@@ -513,16 +512,7 @@ static bool add_echo_of(struct parser *p, unsigned line, const char *tok)
 		perr(p, line, "rule '%s': echo_of: too many rules", r->id);
 		return false;
 	}
-	tmp = realloc(r->echo_of_id, (r->n_echo_of_id + 1) * sizeof(*tmp));
-	if (!tmp || !(tmp[r->n_echo_of_id] = strdup(tok))) {
-		if (tmp)
-			r->echo_of_id = tmp;
-		perr(p, line, "out of memory");
-		return false;
-	}
-	r->echo_of_id = tmp;
-	r->n_echo_of_id++;
-	return true;
+	return push_copy(p, line, &r->echo_of_id, &r->n_echo_of_id, tok);
 }
 
 static void key_echo_of(struct parser *p, unsigned line, const char *key,
