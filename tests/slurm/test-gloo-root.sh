@@ -22,19 +22,10 @@ $PY -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null
 $PY -c 'import aiosmtpd' 2>/dev/null ||
 	{ echo "1..0 # SKIP python3-aiosmtpd not installed"; exit 77; }
 
-ROOT=$(mktemp -d /tmp/ga-gloo.XXXXXX)
-chmod 755 "$ROOT"
-L=$ROOT/lab
+lab_test_root gloo
 SMTP_PORT=$((BASE + 20))
 MASTER_PORT=$((BASE + 25))
 MAIL=$ROOT/mail
-sink=
-cleanup() {
-	[ -z "$sink" ] || kill "$sink" 2>/dev/null
-	GPUALERT_LAB=$L "$LABSH" stop >/dev/null 2>&1
-	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
-}
-trap cleanup EXIT
 . "$HERE/../tap.sh"
 count() { local c=0 f; for f in "$1"/*"$2"; do [ -e "$f" ] && c=$((c+1)); done; echo $c; }
 

@@ -25,23 +25,10 @@ LABSH=$HERE/lab.sh
 lab_test_needs
 [ -w /dev/kmsg ] || { echo "1..0 # SKIP /dev/kmsg is not writable"; exit 77; }
 
-ROOT=$(mktemp -d /tmp/ga-kernel.XXXXXX)
-chmod 755 "$ROOT"
-L=$ROOT/lab
+lab_test_root kernel
 SMTP_PORT=$((BASE + 20))
 HOOK_PORT=$((BASE + 21))
 MAIL=$ROOT/mail
-sink=
-hook=
-other=
-cleanup() {
-	[ -z "$sink" ] || kill "$sink" 2>/dev/null
-	[ -z "$hook" ] || kill "$hook" 2>/dev/null
-	[ -z "$other" ] || kill "$other" 2>/dev/null
-	GPUALERT_LAB=$L "$LABSH" stop >/dev/null 2>&1
-	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
-}
-trap cleanup EXIT
 . "$HERE/../tap.sh"
 
 # The driver's GPU list (NVIDIA driver README, "Using the /proc File
@@ -97,6 +84,7 @@ xid48() {	# $1 = pid named by the line
 # Another process, not the job's: the "other job" whose pid a line names.
 sleep 600 &
 other=$!
+lab_test_pids="$lab_test_pids $other"
 
 # Each job: once it runs (the lab may run two at a time), the kernel line,
 # then the job goes on to fail.
@@ -148,6 +136,7 @@ print("listening", flush=True)
 s.serve_forever()
 PY
 hook=$!
+lab_test_pids="$lab_test_pids $hook"
 for _ in $(seq 1 40); do grep -q listening "$ROOT/hook.log" && break; sleep 0.25; done
 "$BIN" send --once --now --config "$L/gpualert.conf" >"$ROOT/send.log" 2>&1
 check "send: 4 delivered" grep -q "4 delivered" "$ROOT/send.log"

@@ -14,18 +14,9 @@ LABSH=$HERE/lab.sh
 . "$HERE/lab-test.sh"
 lab_test_needs
 
-ROOT=$(mktemp -d /tmp/ga-mail.XXXXXX)
-chmod 755 "$ROOT"
-L=$ROOT/lab
+lab_test_root mail
 SMTP_PORT=$((BASE + 50))
 MAIL=$ROOT/mail
-sink=
-cleanup() {
-	[ -z "$sink" ] || kill "$sink" 2>/dev/null
-	GPUALERT_LAB=$L "$LABSH" stop >/dev/null 2>&1
-	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
-}
-trap cleanup EXIT
 . "$HERE/../tap.sh"
 
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE

@@ -24,20 +24,10 @@ HTML=$HERE/../notify/test-html-chromium.py
 . "$HERE/lab-test.sh"
 lab_test_needs
 
-ROOT=$(mktemp -d /tmp/ga-notify.XXXXXX)
-chmod 755 "$ROOT"
-L=$ROOT/lab
+lab_test_root notify
 SMTP_PORT=$((BASE + 10))
 HOOK_PORT=$((BASE + 11))
 MAIL=$ROOT/mail
-sink= hook=
-cleanup() {
-	[ -z "$sink" ] || kill "$sink" 2>/dev/null
-	[ -z "$hook" ] || kill "$hook" 2>/dev/null
-	GPUALERT_LAB=$L "$LABSH" stop >/dev/null 2>&1
-	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
-}
-trap cleanup EXIT
 . "$HERE/../tap.sh"
 
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE
@@ -67,6 +57,7 @@ print("listening", flush=True)
 s.serve_forever()
 PY
 hook=$!
+lab_test_pids="$lab_test_pids $hook"
 for _ in $(seq 1 40); do
 	grep -q listening "$ROOT/sink.log" && grep -q listening "$ROOT/hook.log" && break
 	sleep 0.25

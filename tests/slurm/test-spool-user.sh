@@ -19,20 +19,11 @@ SVC=${GPUALERT_SPOOL_USER:-gaspoolsnd}
 . "$HERE/lab-test.sh"
 lab_test_needs
 
-ROOT=$(mktemp -d /tmp/ga-spool-user.XXXXXX)
-chmod 755 "$ROOT"
-L=$ROOT/lab
+lab_test_root spool-user
 SMTP_PORT=$((BASE + 5))
 MAIL=$ROOT/mail
-sink=
 made_user=
-cleanup() {
-	[ -z "$sink" ] || kill "$sink" 2>/dev/null
-	GPUALERT_LAB=$L "$LABSH" stop >/dev/null 2>&1
-	[ -z "$made_user" ] || userdel "$SVC" 2>/dev/null
-	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
-}
-trap cleanup EXIT
+lab_test_on_exit() { [ -z "$made_user" ] || userdel "$SVC" 2>/dev/null; }
 n=0; fails=0
 ok()   { n=$((n+1)); echo "ok $n - $*"; }
 nok()  { n=$((n+1)); fails=$((fails+1)); echo "not ok $n - $*"; }

@@ -19,14 +19,7 @@ LABSH=$HERE/lab.sh
 . "$HERE/lab-test.sh"
 lab_test_needs
 
-ROOT=$(mktemp -d /tmp/ga-echo.XXXXXX)
-chmod 755 "$ROOT"
-L=$ROOT/lab
-cleanup() {
-	GPUALERT_LAB=$L "$LABSH" stop >/dev/null 2>&1
-	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
-}
-trap cleanup EXIT
+lab_test_root echo
 . "$HERE/../tap.sh"
 
 export GPUALERT_LAB=$L GPUALERT_LAB_PORT=$BASE
