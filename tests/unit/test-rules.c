@@ -69,6 +69,19 @@ static void expect_error(const char *name, const char *text, size_t errors,
 	unload(&l);
 }
 
+/* TEXT must load into L with exactly one warning, WANT (a prefix of the
+ * message, location included).  The caller unloads L. */
+static void expect_warning(struct loaded *l, const char *name, const char *text,
+                           const char *want)
+{
+	load_text(l, text, false);
+	ok(l->rs != NULL, "%s: loads", name);
+	if (!is_int(l->diag.warnings, 1, "%s: one warning", name))
+		print_msgs(l);
+	if (!ok(has_str(l->all, want), "%s: message '%s'", name, want))
+		print_msgs(l);
+}
+
 static const struct ga_rule *find_rule(const struct ga_ruleset *rs,
                                        const char *id, size_t *at)
 {
@@ -378,32 +391,25 @@ static void test_accepts(void)
 
 	/* A pattern that the rule's own literals do not cover is never tried
 	 * on the lines it alone would match: warned, with such a line. */
-	load_text(&l,
-	          "[rule x]\nclass = nan\nmatch = loss is nan\n"
-	          "match = (pre-?empted|evicted)\nliteral = loss is\n"
-	          "literal = preempted\n",
-	          false);
-	ok(l.rs != NULL, "a rule whose literals miss a pattern loads");
-	is_int(l.diag.warnings, 1, "... with one warning");
-	ok(has_str(l.all, "t.rules:4: warning: rule 'x': this pattern can "
-	                  "match a line that holds none of the rule's "
-	                  "literals (\"pre-empted\""),
-	   "... at the pattern's line, naming a line it alone matches");
+	expect_warning(&l, "literals miss a pattern",
+	               "[rule x]\nclass = nan\nmatch = loss is nan\n"
+	               "match = (pre-?empted|evicted)\nliteral = loss is\n"
+	               "literal = preempted\n",
+	               "t.rules:4: warning: rule 'x': this pattern can match a "
+	               "line that holds none of the rule's literals "
+	               "(\"pre-empted\"");
 	unload(&l);
 
 	/* "echo_of" names rules of the whole set, wherever they are defined;
 	 * one that is not there (an admin disabled it) only loses its
 	 * effect. */
-	load_text(&l,
-	          "[rule echo]\nclass = cancelled\nmatch = step cancelled\n"
-	          "echo_of = cause, gone\n"
-	          "[rule cause]\nclass = nan\nmatch = loss is nan\n",
-	          false);
-	ok(l.rs != NULL, "echo_of naming a missing rule loads");
-	is_int(l.diag.warnings, 1, "... with one warning");
-	ok(has_str(l.all, "t.rules:1: warning: rule 'echo': echo_of: there is "
-	                  "no rule 'gone'; ignored"),
-	   "... that names it");
+	expect_warning(
+	        &l, "echo_of naming a missing rule",
+	        "[rule echo]\nclass = cancelled\nmatch = step cancelled\n"
+	        "echo_of = cause, gone\n"
+	        "[rule cause]\nclass = nan\nmatch = loss is nan\n",
+	        "t.rules:1: warning: rule 'echo': echo_of: there is no "
+	        "rule 'gone'; ignored");
 	{
 		size_t at_echo = 0, at_cause = 9;
 		const struct ga_rule *echo = l.rs ? find_rule(l.rs, "echo",
@@ -427,12 +433,10 @@ static void test_accepts(void)
 	unload(&l);
 
 	/* A rule with a pattern that has no literal: warned, unfiltered. */
-	load_text(&l, "[rule x]\nclass = nan\nmatch = a.b.c\n", false);
-	ok(l.rs != NULL, "literal-less rule loads");
-	is_int(l.diag.warnings, 1, "... with a warning");
-	ok(has_str(l.all, "t.rules:1: warning: rule 'x': no literal of 4+ "
-	                  "bytes found"),
-	   "... that says so");
+	expect_warning(&l, "literal-less rule",
+	               "[rule x]\nclass = nan\nmatch = a.b.c\n",
+	               "t.rules:1: warning: rule 'x': no literal of 4+ bytes "
+	               "found");
 	{
 		const uint32_t *u;
 
