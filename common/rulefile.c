@@ -175,7 +175,6 @@ static bool push_copy(struct parser *p, unsigned line, char ***v, size_t *n,
 
 static bool note_id(struct parser *p, unsigned line, const char *id)
 {
-
 	for (size_t i = 0; i < p->n_seen; i++) {
 		if (strcmp(p->seen[i], id) == 0) {
 			perr(p, line, "rule '%s' is defined twice in this file",
@@ -508,7 +507,7 @@ static bool add_echo_of(struct parser *p, unsigned line, const char *tok)
 		     r->id, tok);
 		return false;
 	}
-	if (r->n_echo_of_id >= LITERALS_MAX) {
+	if (r->n_echo_of_id >= ECHO_OF_MAX) {
 		perr(p, line, "rule '%s': echo_of: too many rules", r->id);
 		return false;
 	}

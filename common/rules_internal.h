@@ -16,6 +16,7 @@
 #include "rules.h"
 
 #define LITERALS_MAX 64 /* "literal =" lines, or literals of a pattern */
+#define ECHO_OF_MAX 64  /* rules named by "echo_of =" lines */
 
 enum exit_kind {
 	EXIT_FAILURE_ONLY = 0,
