@@ -86,12 +86,18 @@ void ga_draft_finish(struct ga_draft *d)
 	memset(d, 0, sizeof(*d));
 }
 
-ssize_t ga_draft_find(const struct ga_draft *d, const char *id)
+/* The index of the rule ID among the N RULES, or -1. */
+static ssize_t find_id(struct ga_rule *const *rules, size_t n, const char *id)
 {
-	for (size_t i = 0; i < d->n; i++)
-		if (strcmp(d->rules[i]->id, id) == 0)
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rules[i]->id, id) == 0)
 			return (ssize_t)i;
 	return -1;
+}
+
+ssize_t ga_draft_find(const struct ga_draft *d, const char *id)
+{
+	return find_id(d->rules, d->n, id);
 }
 
 /* ---- compiling ------------------------------------------------------- */
@@ -454,12 +460,9 @@ static int resolve_echo_of(struct ga_ruleset *rs, struct ga_diag *diag)
 		if (!r->echo_of)
 			return -1;
 		for (size_t k = 0; k < r->n_echo_of_id; k++) {
-			size_t j = 0;
+			ssize_t j = find_id(rs->rules, rs->n, r->echo_of_id[k]);
 
-			while (j < rs->n &&
-			       strcmp(rs->rules[j]->id, r->echo_of_id[k]))
-				j++;
-			if (j < rs->n)
+			if (j >= 0)
 				r->echo_of[r->n_echo_of++] = (uint32_t)j;
 			else
 				ga_diag_warn(diag, r->file, r->line,
