@@ -71,21 +71,23 @@ d = json.loads(sys.stdin.readline())
 print(d["class"], d.get("rule") or "-")'
 }
 
+declare -A verdict
 for n in fail raise crash cancel; do
 	sed "s/^/# $n.out: /" "$J/$n.out"
-	diag "$n: exit $(cat "$J/$n.rc"), $(classify "$n")"
+	verdict[$n]=$(classify "$n")
+	diag "$n: exit $(cat "$J/$n.rc"), ${verdict[$n]}"
 done
 check "srun ended a step after a task failed, as Slurm 22.05 says it" \
 	grep -q '_step_signal: Terminating StepId=' "$J/fail.out"
 check "... with the cancellation line" grep -q '\*\*\* STEP .* CANCELLED AT' "$J/fail.out"
 check "a task's failure, not a cancel: unknown, by srun's task report" \
-	[ "$(classify fail)" = "unknown launcher.child-failed" ]
+	[ "${verdict[fail]}" = "unknown launcher.child-failed" ]
 check "the failed task's exception decides" \
-	[ "$(classify raise)" = "code_error python.exception" ]
+	[ "${verdict[raise]}" = "code_error python.exception" ]
 check "the failed task's crash decides" \
-	[ "$(classify crash)" = "segfault native.crash" ]
+	[ "${verdict[crash]}" = "segfault native.crash" ]
 check "scancel of the step: the cancellation came first" \
 	grep -q '\*\*\* STEP .* CANCELLED AT' "$J/cancel.out"
 check "... and it is cancelled" \
-	[ "$(classify cancel)" = "cancelled slurm.step-cancelled" ]
+	[ "${verdict[cancel]}" = "cancelled slurm.step-cancelled" ]
 tap_done
