@@ -31,6 +31,11 @@
 #define CONTEXT_PREFIX "context."
 #define CONTEXT_WINDOW 8
 
+/* "ignored_after =": how far after the announcing line the ignored line
+ * may come (a swallowed exception's traceback; a deeper one is cut off
+ * and its exception line then counts again). */
+#define IGNORED_WINDOW 200
+
 struct hit {
 	uint64_t line;
 	char *text;
@@ -59,9 +64,11 @@ struct ga_classifier {
 	struct ga_matcher *matcher;
 	struct ga_linereader reader;
 	struct rule_rec *recs;
-	uint8_t *context;  /* per rule: a context rule */
-	uint8_t *uses_ctx; /* per rule: its hits carry the context line */
-	uint64_t ctx_line; /* the last context line, 0: none */
+	uint8_t *context;    /* per rule: a context rule */
+	uint8_t *uses_ctx;   /* per rule: its hits carry the context line */
+	uint64_t *announced; /* per rule: its last line that no "ignored_after"
+	                        line has used up yet, 0: none */
+	uint64_t ctx_line;   /* the last context line, 0: none */
 	uint32_t ctx_rule;
 	char ctx_text[GA_EVIDENCE_TEXT_MAX + 1];
 	/* candidate rules of the segment being matched */
@@ -410,6 +417,27 @@ static bool is_echo(const struct ga_classifier *c, uint32_t rule, uint64_t line)
 	return false;
 }
 
+/* Is a line of RULE at LINE the one that an earlier line announced as not
+ * an error ("ignored_after =")?  Python prints "Exception ignored in: ..."
+ * and then the traceback of an exception it swallowed: the next exception
+ * line is that one.  Uses the announcement up, so that it covers one line
+ * only. */
+static bool is_ignored(struct ga_classifier *c, uint32_t rule, uint64_t line)
+{
+	const uint32_t *after;
+	size_t n = ga_rule_ignored_after(ga_ruleset_rule(c->rs, rule), &after);
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t at = c->announced[after[i]];
+
+		if (at && at < line && line - at <= IGNORED_WINDOW) {
+			c->announced[after[i]] = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Match one segment (raw bytes, no terminator) against the rules whose
  * literals it contains. */
 static void match_segment(struct ga_classifier *c, const char *seg, size_t len,
@@ -443,7 +471,9 @@ static void match_segment(struct ga_classifier *c, const char *seg, size_t len,
 	for (size_t i = 0; i < c->n_touched; i++) {
 		uint32_t r = c->touched[i];
 
-		if (c->mark[r] && !c->context[r] &&
+		/* An announced line is used up even where another rule
+		 * claimed it. */
+		if (c->mark[r] && !c->context[r] && !is_ignored(c, r, line) &&
 		    !(claimed &&
 		      ga_rule_is_fallback(ga_ruleset_rule(c->rs, r))) &&
 		    !is_echo(c, r, line)) {
@@ -467,6 +497,8 @@ static void match_segment(struct ga_classifier *c, const char *seg, size_t len,
 			c->ctx_line = line;
 			c->ctx_rule = r;
 		}
+		if (c->mark[r])
+			c->announced[r] = line;
 		c->mark[r] = 0;
 	}
 }
@@ -866,8 +898,9 @@ struct ga_classifier *ga_classifier_create(const struct ga_ruleset *rs)
 	c->touched = calloc(c->n_rules + 1, sizeof(*c->touched));
 	c->context = calloc(c->n_rules + 1, 1);
 	c->uses_ctx = calloc(c->n_rules + 1, 1);
+	c->announced = calloc(c->n_rules + 1, sizeof(*c->announced));
 	if (!c->matcher || !c->recs || !c->mark || !c->touched || !c->context ||
-	    !c->uses_ctx) {
+	    !c->uses_ctx || !c->announced) {
 		ga_classifier_destroy(c);
 		return NULL;
 	}
@@ -914,6 +947,7 @@ void ga_classifier_destroy(struct ga_classifier *c)
 	free(c->recs);
 	free(c->context);
 	free(c->uses_ctx);
+	free(c->announced);
 	free(c->mark);
 	free(c->touched);
 	ga_matcher_destroy(c->matcher);

@@ -123,11 +123,12 @@ static void finish_rule(struct parser *p)
 		     r->id);
 		goto drop;
 	}
-	if (r->n_match == 0 && (r->n_exclude || r->n_literal || r->fallback ||
-	                        r->fatal || r->n_echo_of_id)) {
+	if (r->n_match == 0 &&
+	    (r->n_exclude || r->n_literal || r->fallback || r->fatal ||
+	     r->echo_of.n_id || r->ignored_after.n_id)) {
 		perr(p, r->line,
-		     "rule '%s': 'exclude', 'literal', 'fallback', 'fatal' "
-		     "and 'echo_of' need a 'match ='",
+		     "rule '%s': 'exclude', 'literal', 'fallback', 'fatal', "
+		     "'echo_of' and 'ignored_after' need a 'match ='",
 		     r->id);
 		goto drop;
 	}
@@ -498,27 +499,38 @@ static void key_flag(struct parser *p, unsigned line, const char *key,
 		r->fatal = v;
 }
 
-static bool add_echo_of(struct parser *p, unsigned line, const char *tok)
+static bool add_ref(struct parser *p, unsigned line, const char *key,
+                    struct rule_refs *refs, const char *tok)
 {
 	struct ga_rule *r = p->cur;
 
 	if (!valid_id(tok)) {
-		perr(p, line, "rule '%s': echo_of: '%s' is not a rule id",
-		     r->id, tok);
+		perr(p, line, "rule '%s': %s: '%s' is not a rule id", r->id,
+		     key, tok);
 		return false;
 	}
-	if (r->n_echo_of_id >= ECHO_OF_MAX) {
-		perr(p, line, "rule '%s': echo_of: too many rules", r->id);
+	if (refs->n_id >= RULE_REFS_MAX) {
+		perr(p, line, "rule '%s': %s: too many rules", r->id, key);
 		return false;
 	}
-	return push_copy(p, line, &r->echo_of_id, &r->n_echo_of_id, tok);
+	return push_copy(p, line, &refs->id, &refs->n_id, tok);
 }
 
-static void key_echo_of(struct parser *p, unsigned line, const char *key,
-                        char *value)
+static bool add_echo_of(struct parser *p, unsigned line, const char *tok)
 {
-	(void)key;
-	each_item(p, line, value, add_echo_of);
+	return add_ref(p, line, "echo_of", &p->cur->echo_of, tok);
+}
+
+static bool add_ignored_after(struct parser *p, unsigned line, const char *tok)
+{
+	return add_ref(p, line, "ignored_after", &p->cur->ignored_after, tok);
+}
+
+static void key_refs(struct parser *p, unsigned line, const char *key,
+                     char *value)
+{
+	each_item(p, line, value,
+	          strcmp(key, "echo_of") ? add_ignored_after : add_echo_of);
 }
 
 static void key_hint(struct parser *p, unsigned line, const char *key,
@@ -546,7 +558,8 @@ static const struct {
         {"signal", key_signal},     {"state", key_state},
         {"oom_kill", key_oom_kill}, {"caseless", key_flag},
         {"fallback", key_flag},     {"fatal", key_flag},
-        {"echo_of", key_echo_of},   {"hint", key_hint},
+        {"echo_of", key_refs},      {"ignored_after", key_refs},
+        {"hint", key_hint},
 };
 
 static void parse_key(struct parser *p, unsigned line, char *key, char *value)
@@ -565,7 +578,8 @@ static void parse_key(struct parser *p, unsigned line, char *key, char *value)
 	perr(p, line,
 	     "rule '%s': unknown key '%s' (class, priority, "
 	     "match, exclude, literal, exit, signal, state, "
-	     "oom_kill, caseless, fallback, fatal, echo_of, hint)",
+	     "oom_kill, caseless, fallback, fatal, echo_of, ignored_after, "
+	     "hint)",
 	     p->cur->id, key);
 }
 

@@ -45,6 +45,14 @@ static void pattern_free(struct pattern *p, size_t n)
 	free(p);
 }
 
+static void refs_free(struct rule_refs *refs)
+{
+	for (size_t i = 0; i < refs->n_id; i++)
+		free(refs->id[i]);
+	free(refs->id);
+	free(refs->at);
+}
+
 void ga_rule_destroy(struct ga_rule *r)
 {
 	if (!r)
@@ -57,10 +65,8 @@ void ga_rule_destroy(struct ga_rule *r)
 	for (size_t i = 0; i < r->n_literal; i++)
 		free(r->literal[i]);
 	free(r->literal);
-	for (size_t i = 0; i < r->n_echo_of_id; i++)
-		free(r->echo_of_id[i]);
-	free(r->echo_of_id);
-	free(r->echo_of);
+	refs_free(&r->echo_of);
+	refs_free(&r->ignored_after);
 	free(r);
 }
 
@@ -447,29 +453,41 @@ out:
 	return rc;
 }
 
-/* Turn each rule's "echo_of" ids into indices of RS.  An id that names no
- * rule (an admin disabled it) only loses its effect: a warning. */
-static int resolve_echo_of(struct ga_ruleset *rs, struct ga_diag *diag)
+/* Turn the ids of R's KEY ("echo_of", "ignored_after") into indices of
+ * RS.  An id that names no rule (an admin disabled it) only loses its
+ * effect: a warning. */
+static int resolve_refs(const struct ga_ruleset *rs, const struct ga_rule *r,
+                        const char *key, struct rule_refs *refs,
+                        struct ga_diag *diag)
+{
+	if (!refs->n_id)
+		return 0;
+	refs->at = calloc(refs->n_id, sizeof(*refs->at));
+	if (!refs->at)
+		return -1;
+	for (size_t k = 0; k < refs->n_id; k++) {
+		ssize_t j = find_id(rs->rules, rs->n, refs->id[k]);
+
+		if (j >= 0)
+			refs->at[refs->n++] = (uint32_t)j;
+		else
+			ga_diag_warn(diag, r->file, r->line,
+			             "rule '%s': %s: there is no rule '%s'; "
+			             "ignored",
+			             r->id, key, refs->id[k]);
+	}
+	return 0;
+}
+
+static int resolve_all_refs(struct ga_ruleset *rs, struct ga_diag *diag)
 {
 	for (size_t i = 0; i < rs->n; i++) {
 		struct ga_rule *r = rs->rules[i];
 
-		if (!r->n_echo_of_id)
-			continue;
-		r->echo_of = calloc(r->n_echo_of_id, sizeof(*r->echo_of));
-		if (!r->echo_of)
+		if (resolve_refs(rs, r, "echo_of", &r->echo_of, diag) < 0 ||
+		    resolve_refs(rs, r, "ignored_after", &r->ignored_after,
+		                 diag) < 0)
 			return -1;
-		for (size_t k = 0; k < r->n_echo_of_id; k++) {
-			ssize_t j = find_id(rs->rules, rs->n, r->echo_of_id[k]);
-
-			if (j >= 0)
-				r->echo_of[r->n_echo_of++] = (uint32_t)j;
-			else
-				ga_diag_warn(diag, r->file, r->line,
-				             "rule '%s': echo_of: there is no "
-				             "rule '%s'; ignored",
-				             r->id, r->echo_of_id[k]);
-		}
 	}
 	return 0;
 }
@@ -498,7 +516,7 @@ static struct ga_ruleset *compile_draft(struct ga_draft *d, bool lint,
 	d->n = 0;
 	if (rs->n)
 		qsort(rs->rules, rs->n, sizeof(*rs->rules), cmp_priority);
-	if (resolve_echo_of(rs, diag) < 0 ||
+	if (resolve_all_refs(rs, diag) < 0 ||
 	    build_prefilter(rs, lint, diag) < 0) {
 		ga_diag_error(diag, NULL, 0,
 		              "out of memory compiling the rules");
@@ -711,8 +729,14 @@ bool ga_rule_is_fallback(const struct ga_rule *r)
 
 size_t ga_rule_echo_of(const struct ga_rule *r, const uint32_t **rules)
 {
-	*rules = r->echo_of;
-	return r->n_echo_of;
+	*rules = r->echo_of.at;
+	return r->echo_of.n;
+}
+
+size_t ga_rule_ignored_after(const struct ga_rule *r, const uint32_t **rules)
+{
+	*rules = r->ignored_after.at;
+	return r->ignored_after.n;
 }
 
 bool ga_rule_is_fatal(const struct ga_rule *r)
@@ -900,6 +924,18 @@ static void format_list(struct ga_buf *out, const char *key, uint64_t mask,
 	ga_buf_putc(out, '\n');
 }
 
+/* "KEY = a, b" as written, if the rule names any. */
+static void write_refs(struct ga_buf *out, const char *key,
+                       const struct rule_refs *refs)
+{
+	if (!refs->n_id)
+		return;
+	ga_buf_printf(out, "%s = ", key);
+	for (size_t i = 0; i < refs->n_id; i++)
+		ga_buf_printf(out, "%s%s", i ? ", " : "", refs->id[i]);
+	ga_buf_putc(out, '\n');
+}
+
 static const char *signal_short(int sig)
 {
 	const char *n = ga_signal_name(sig);
@@ -940,10 +976,8 @@ void ga_rule_format(const struct ga_rule *r, struct ga_buf *out)
 		ga_buf_puts(out, "fallback = yes\n");
 	if (r->fatal)
 		ga_buf_puts(out, "fatal = yes\n");
-	for (size_t i = 0; i < r->n_echo_of_id; i++)
-		ga_buf_printf(out, "%s%s%s",
-		              i ? ", " : "echo_of = ", r->echo_of_id[i],
-		              i + 1 == r->n_echo_of_id ? "\n" : "");
+	write_refs(out, "echo_of", &r->echo_of);
+	write_refs(out, "ignored_after", &r->ignored_after);
 	switch (r->exit_kind) {
 	case EXIT_FAILURE_ONLY:
 		break;

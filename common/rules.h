@@ -94,6 +94,11 @@ bool ga_rule_is_fallback(const struct ga_rule *r);
  * ("echo_of ="): a line of R that comes after a line of one of them does
  * not count.  Returns how many; *RULES is valid while R is. */
 size_t ga_rule_echo_of(const struct ga_rule *r, const uint32_t **rules);
+/* The rules whose lines announce that the next line of R is not an error
+ * ("ignored_after ="): Python's "Exception ignored in: ..." before the
+ * traceback of an exception it swallowed.  The first line of R after a
+ * line of one of them (within a traceback's reach) does not count. */
+size_t ga_rule_ignored_after(const struct ga_rule *r, const uint32_t **rules);
 /* A fatal rule's match proves the job failed even if it exited 0
  * ("fatal = yes": a shell reporting its child killed, an oom-kill). */
 bool ga_rule_is_fatal(const struct ga_rule *r);

@@ -16,7 +16,8 @@
 #include "rules.h"
 
 #define LITERALS_MAX 64 /* "literal =" lines, or literals of a pattern */
-#define ECHO_OF_MAX 64  /* rules named by "echo_of =" lines */
+/* Rules named by one rule's "echo_of =" (or "ignored_after =") lines. */
+#define RULE_REFS_MAX 64
 
 enum exit_kind {
 	EXIT_FAILURE_ONLY = 0,
@@ -30,6 +31,15 @@ struct pattern {
 	unsigned line;
 	pcre2_code *code;
 	unsigned tries; /* matches run interpreted, until JIT_AFTER */
+};
+
+/* Other rules that a rule names ("echo_of =", "ignored_after ="): the ids
+ * as written, and once the set is compiled the ones found, as indices. */
+struct rule_refs {
+	char **id;
+	size_t n_id;
+	uint32_t *at;
+	size_t n;
 };
 
 struct ga_rule {
@@ -51,13 +61,11 @@ struct ga_rule {
 	bool fatal;
 	enum exit_kind exit_kind;
 	uint8_t exit_codes[256];
-	uint64_t signals;  /* bit N: signal N */
-	uint32_t states;   /* bit N: enum ga_sched_state N */
-	int oom;           /* -1 no condition, 0 none, 1 at least one */
-	char **echo_of_id; /* "echo_of =": ids as written */
-	size_t n_echo_of_id;
-	uint32_t *echo_of; /* the ones found, as ruleset indices */
-	size_t n_echo_of;
+	uint64_t signals; /* bit N: signal N */
+	uint32_t states;  /* bit N: enum ga_sched_state N */
+	int oom;          /* -1 no condition, 0 none, 1 at least one */
+	struct rule_refs echo_of;
+	struct rule_refs ignored_after;
 };
 
 /* A list of rules while files are being applied. */

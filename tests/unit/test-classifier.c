@@ -1002,6 +1002,70 @@ static void test_echoes_and_context(void)
 	       "***** train metrics *****\n", 1, GA_CLASS_UNKNOWN, "(none)", 0);
 }
 
+/* Python's "Exception ignored in: ..." announces a traceback whose
+ * exception it swallowed: that exception line is no failure, but the next
+ * one is, and so is one too far below the announcement to be its. */
+static void test_ignored_exceptions(void)
+{
+	static const char swallowed[] =
+	        "Exception ignored in: <finalize object at 0x7f7d; dead>\n"
+	        "Traceback (most recent call last):\n"
+	        "  File \"/usr/lib/python3.12/weakref.py\", line 585, in "
+	        "__call__\n"
+	        "    def __call__(self, _=None):\n"
+	        "TimeoutError: Operation timed out!\n"
+	        "[rank1]:[E516 06:09:16.296189442 ProcessGroupNCCL.cpp:629] "
+	        "[Rank 1] Watchdog caught collective operation timeout: "
+	        "WorkNCCL(SeqNum=4, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+	        "Timeout(ms)=1800000) ran for 1800010 milliseconds before timing "
+	        "out.\n";
+	static const char then_real[] =
+	        "Exception ignored in atexit callback: <function _exit at 0x1>\n"
+	        "Traceback (most recent call last):\n"
+	        "  File \"/lib/x.py\", line 3, in _exit\n"
+	        "AttributeError: 'NoneType' object has no attribute 'close'\n"
+	        "Traceback (most recent call last):\n"
+	        "  File \"train.py\", line 9, in <module>\n"
+	        "KeyError: 'lr'\n";
+	static const char claimed[] =
+	        "Exception ignored in: <function Loader.__del__ at 0x1>\n"
+	        "Traceback (most recent call last):\n"
+	        "RuntimeError: CUDA error: an illegal memory access was "
+	        "encountered\n"
+	        "Traceback (most recent call last):\n"
+	        "ValueError: bad shape\n";
+	static const char done[] =
+	        "Exception ignored in: <function tqdm.__del__ at 0x1>\n"
+	        "Traceback (most recent call last):\n"
+	        "AttributeError: 'tqdm' object has no attribute 'last_print_t'\n"
+	        "Training completed. Do not forget to share your model on "
+	        "huggingface.co/models =)\n";
+	struct ga_buf far;
+
+	expect("swallowed exception before a watchdog timeout", swallowed, 1,
+	       GA_CLASS_NCCL, "nccl.watchdog", 6);
+	expect("a later exception counts", then_real, 1, GA_CLASS_CODE_ERROR,
+	       "python.exception", 7);
+	/* The swallowed exception's line is a CUDA fault that counts as one;
+	 * the announcement is used up there, not on the ValueError. */
+	expect("announcement used up by a claimed line", claimed, 1,
+	       GA_CLASS_CUDA_KERNEL, "cuda.kernel-fault", 3);
+	expect("swallowed exception, then completion", done, UNKNOWN_STATUS,
+	       GA_CLASS_SUCCESS, "done.trainer", 4);
+	expect_same("swallowed exception", builtin, swallowed,
+	            strlen(swallowed), 16, 4);
+
+	ga_buf_init(&far);
+	ga_buf_puts(&far, "Exception ignored in: <function f at 0x1>\n");
+	for (int i = 0; i < 250; i++)
+		ga_buf_printf(&far, "step %d\n", i);
+	ga_buf_puts(&far, "ValueError: bad shape\n");
+	expect("an exception far below the announcement counts",
+	       far.data ? far.data : "", 1, GA_CLASS_CODE_ERROR,
+	       "python.exception", 252);
+	ga_buf_finish(&far);
+}
+
 int main(void)
 {
 	ga_log_set_sink(quiet, NULL);
@@ -1015,6 +1079,7 @@ int main(void)
 	test_streaming();
 	test_literal_case();
 	test_echoes_and_context();
+	test_ignored_exceptions();
 	test_step_ended_by_srun();
 	ga_ruleset_destroy(builtin);
 	return tap_done();

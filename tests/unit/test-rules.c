@@ -212,18 +212,29 @@ static void test_errors(void)
 	             "[rule x]\nclass = nan\nsignal = SEGV\nexclude = abcd\n",
 	             1,
 	             "t.rules:1: error: rule 'x': 'exclude', 'literal', "
-	             "'fallback', 'fatal' and 'echo_of' need a 'match ='");
+	             "'fallback', 'fatal', 'echo_of' and 'ignored_after' need "
+	             "a 'match ='");
 	expect_error("literal without match",
 	             "[rule x]\nclass = nan\nsignal = SEGV\nliteral = abcd\n",
 	             1,
-	             "'exclude', 'literal', 'fallback', 'fatal' and "
-	             "'echo_of' need a 'match ='");
+	             "'exclude', 'literal', 'fallback', 'fatal', 'echo_of' "
+	             "and 'ignored_after' need a 'match ='");
 	expect_error("fatal without match",
 	             "[rule x]\nclass = nan\nsignal = SEGV\nfatal = yes\n", 1,
-	             "'fatal' and 'echo_of' need a 'match ='");
+	             "'echo_of' and 'ignored_after' need a 'match ='");
 	expect_error("echo_of without match",
 	             "[rule x]\nclass = nan\nsignal = SEGV\necho_of = y\n", 1,
-	             "'fatal' and 'echo_of' need a 'match ='");
+	             "'echo_of' and 'ignored_after' need a 'match ='");
+	expect_error("ignored_after without match",
+	             "[rule x]\nclass = nan\nsignal = SEGV\n"
+	             "ignored_after = y\n",
+	             1, "'echo_of' and 'ignored_after' need a 'match ='");
+	expect_error("ignored_after: not an id",
+	             "[rule x]\nclass = nan\nmatch = abcd\n"
+	             "ignored_after = a/b\n",
+	             1,
+	             "t.rules:4: error: rule 'x': ignored_after: 'a/b' is not "
+	             "a rule id");
 	expect_error("echo_of: not an id",
 	             "[rule x]\nclass = nan\nmatch = abcd\necho_of = a, b/c\n",
 	             1,
@@ -428,6 +439,39 @@ static void test_accepts(void)
 		ok(listed.data &&
 		           has_str(listed.data, "echo_of = cause, gone\n"),
 		   "rules list shows echo_of as written");
+		ga_buf_finish(&listed);
+	}
+	unload(&l);
+
+	/* "ignored_after" the same way. */
+	expect_warning(
+	        &l, "ignored_after naming a missing rule",
+	        "[rule exc]\nclass = code_error\nmatch = Error: \n"
+	        "ignored_after = context.swallowed, gone\n"
+	        "[rule context.swallowed]\nclass = code_error\npriority = 0\n"
+	        "match = Exception ignored\n",
+	        "t.rules:1: warning: rule 'exc': ignored_after: there is no "
+	        "rule 'gone'; ignored");
+	{
+		size_t at_exc = 0, at_marker = 9;
+		const struct ga_rule *exc = l.rs ? find_rule(l.rs, "exc",
+		                                             &at_exc)
+		                                 : NULL;
+		const uint32_t *after = NULL;
+		struct ga_buf listed;
+
+		if (l.rs)
+			find_rule(l.rs, "context.swallowed", &at_marker);
+		ok(exc && ga_rule_ignored_after(exc, &after) == 1 &&
+		           after[0] == at_marker,
+		   "... and the one it found is resolved");
+		ga_buf_init(&listed);
+		if (exc)
+			ga_rule_format(exc, &listed);
+		ok(listed.data &&
+		           has_str(listed.data,
+		                   "ignored_after = context.swallowed, gone\n"),
+		   "rules list shows ignored_after as written");
 		ga_buf_finish(&listed);
 	}
 	unload(&l);
