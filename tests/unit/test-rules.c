@@ -323,6 +323,45 @@ static void test_errors(void)
 	             "at offset 1");
 }
 
+/* KEY (read back by REFS) names one rule that exists and one that does
+ * not: a warning, the one found resolved, both listed as written. */
+static void expect_refs(struct loaded *l, const char *key,
+                        size_t (*refs)(const struct ga_rule *,
+                                       const uint32_t **))
+{
+	char text[256], warning[128], name[64], written[64];
+	size_t at_rule = 0, at_target = 9;
+	const struct ga_rule *r;
+	const uint32_t *found = NULL;
+	struct ga_buf listed;
+
+	snprintf(text, sizeof(text),
+	         "[rule r]\nclass = cancelled\nmatch = step cancelled\n"
+	         "%s = context.target, gone\n"
+	         "[rule context.target]\nclass = nan\npriority = 0\n"
+	         "match = loss is nan\n",
+	         key);
+	snprintf(warning, sizeof(warning),
+	         "t.rules:1: warning: rule 'r': %s: there is no rule 'gone'; "
+	         "ignored",
+	         key);
+	snprintf(name, sizeof(name), "%s naming a missing rule", key);
+	snprintf(written, sizeof(written), "%s = context.target, gone\n", key);
+	expect_warning(l, name, text, warning);
+	r = l->rs ? find_rule(l->rs, "r", &at_rule) : NULL;
+	if (l->rs)
+		find_rule(l->rs, "context.target", &at_target);
+	ok(r && refs(r, &found) == 1 && found[0] == at_target,
+	   "%s: the one it found is resolved", key);
+	ga_buf_init(&listed);
+	if (r)
+		ga_rule_format(r, &listed);
+	ok(listed.data && has_str(listed.data, written),
+	   "rules list shows %s as written", key);
+	ga_buf_finish(&listed);
+	unload(l);
+}
+
 static void test_accepts(void)
 {
 	struct loaded l;
@@ -411,70 +450,11 @@ static void test_accepts(void)
 	               "(\"pre-empted\"");
 	unload(&l);
 
-	/* "echo_of" names rules of the whole set, wherever they are defined;
-	 * one that is not there (an admin disabled it) only loses its
-	 * effect. */
-	expect_warning(
-	        &l, "echo_of naming a missing rule",
-	        "[rule echo]\nclass = cancelled\nmatch = step cancelled\n"
-	        "echo_of = cause, gone\n"
-	        "[rule cause]\nclass = nan\nmatch = loss is nan\n",
-	        "t.rules:1: warning: rule 'echo': echo_of: there is no "
-	        "rule 'gone'; ignored");
-	{
-		size_t at_echo = 0, at_cause = 9;
-		const struct ga_rule *echo = l.rs ? find_rule(l.rs, "echo",
-		                                              &at_echo)
-		                                  : NULL;
-		const uint32_t *of = NULL;
-		struct ga_buf listed;
-
-		if (l.rs)
-			find_rule(l.rs, "cause", &at_cause);
-		ok(echo && ga_rule_echo_of(echo, &of) == 1 && of[0] == at_cause,
-		   "... and the one it found is resolved");
-		ga_buf_init(&listed);
-		if (echo)
-			ga_rule_format(echo, &listed);
-		ok(listed.data &&
-		           has_str(listed.data, "echo_of = cause, gone\n"),
-		   "rules list shows echo_of as written");
-		ga_buf_finish(&listed);
-	}
-	unload(&l);
-
-	/* "ignored_after" the same way. */
-	expect_warning(
-	        &l, "ignored_after naming a missing rule",
-	        "[rule exc]\nclass = code_error\nmatch = Error: \n"
-	        "ignored_after = context.swallowed, gone\n"
-	        "[rule context.swallowed]\nclass = code_error\npriority = 0\n"
-	        "match = Exception ignored\n",
-	        "t.rules:1: warning: rule 'exc': ignored_after: there is no "
-	        "rule 'gone'; ignored");
-	{
-		size_t at_exc = 0, at_marker = 9;
-		const struct ga_rule *exc = l.rs ? find_rule(l.rs, "exc",
-		                                             &at_exc)
-		                                 : NULL;
-		const uint32_t *after = NULL;
-		struct ga_buf listed;
-
-		if (l.rs)
-			find_rule(l.rs, "context.swallowed", &at_marker);
-		ok(exc && ga_rule_ignored_after(exc, &after) == 1 &&
-		           after[0] == at_marker,
-		   "... and the one it found is resolved");
-		ga_buf_init(&listed);
-		if (exc)
-			ga_rule_format(exc, &listed);
-		ok(listed.data &&
-		           has_str(listed.data,
-		                   "ignored_after = context.swallowed, gone\n"),
-		   "rules list shows ignored_after as written");
-		ga_buf_finish(&listed);
-	}
-	unload(&l);
+	/* "echo_of" and "ignored_after" name rules of the whole set, wherever
+	 * they are defined; one that is not there (an admin disabled it) only
+	 * loses its effect. */
+	expect_refs(&l, "echo_of", ga_rule_echo_of);
+	expect_refs(&l, "ignored_after", ga_rule_ignored_after);
 
 	/* A rule with a pattern that has no literal: warned, unfiltered. */
 	expect_warning(&l, "literal-less rule",
