@@ -57,6 +57,21 @@ check "--errors lists the miss" has "$tmp/out" "mislabelled.tsv:2: logs/oom.log:
 check "--errors shows the deciding line" has "$tmp/out" "    line 5: RuntimeError: CUDA out of memory"
 check "--errors summarises patterns" has "$tmp/out" "nccl -> cuda_oom: 1, e.g. logs/oom.log"
 
+# eval/misses.sh: the misses grouped by a reader's reading, and the
+# macro-F1 with the misses of some groups right.
+misses=$(dirname "$0")/misses.sh
+GPUALERT=$exe "$misses" "$data/mislabelled.tsv" "$data/mislabelled-reading.tsv" none >"$tmp/out" 2>"$tmp/err"
+check_status $? "misses.sh exits 0"
+check "misses.sh groups the miss" has "$tmp/out" "1 misses: C 1"
+check "misses.sh with no group right gives eval's macro-F1" has "$tmp/out" "macro-F1 with every miss of none right: 0.5000"
+GPUALERT=$exe "$misses" "$data/mislabelled.tsv" "$data/mislabelled-reading.tsv" >"$tmp/out" 2>"$tmp/err"
+check "misses.sh with group C right" has "$tmp/out" "macro-F1 with every miss of C C1 D right: 1.0000"
+head -n 1 "$data/mislabelled-reading.tsv" >"$tmp/empty-reading.tsv"
+GPUALERT=$exe "$misses" "$data/mislabelled.tsv" "$tmp/empty-reading.tsv" >"$tmp/out" 2>"$tmp/err"
+check "a miss the reading does not list is unread" has "$tmp/out" "1 misses: unread 1"
+GPUALERT=$exe "$misses" "$data/mislabelled.tsv" "$tmp/no-such-reading.tsv" >"$tmp/out" 2>"$tmp/err"
+rc=$?; check "misses.sh without its reading fails" [ $rc -eq 1 ]
+
 # An empty exit_code: the status is not known (logs pasted into public
 # threads).  Success then needs a completion line (ok.log's "training
 # finished"); the exit-code baseline has nothing to go on.
