@@ -15,7 +15,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: gpualert eval [--rules DIR] [--keywords FILE] [--svg FILE]\n"
-	        "                     [--json] [--errors] MANIFEST...\n\n"
+	        "                     [--json] [--errors] [--count-right LIST]\n"
+	        "                     MANIFEST...\n\n"
 	        "Score gpualert, unordered keyword matching and exit-code\n"
 	        "inspection on the labelled logs of each MANIFEST (pooled): per-class\n"
 	        "precision, recall and F1, macro-F1, accuracy and the confusion\n"
@@ -31,7 +32,93 @@ static void usage(FILE *out)
 	        "  --svg FILE       write the three confusion matrices as one SVG\n"
 	        "  --json           print one JSON object instead of the tables\n"
 	        "  --errors         list every log gpualert misclassified, with its\n"
-	        "                   deciding evidence line\n");
+	        "                   deciding evidence line\n"
+	        "  --count-right LIST\n"
+	        "                   LIST names logs, one per line as in the file\n"
+	        "                   column; add gpualert's macro-F1 and accuracy had\n"
+	        "                   its verdict on each of them been right (text\n"
+	        "                   report only)\n");
+}
+
+/* The logs of a --count-right list: its non-empty lines, sorted for
+ * bsearch. */
+struct log_list {
+	char *text;
+	char **name;
+	size_t n;
+};
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int load_log_list(const char *path, struct log_list *l)
+{
+	size_t cap = 0;
+	int err = ga_read_file(path, 16 << 20, &l->text, NULL);
+
+	if (err < 0) {
+		cli_error("eval: %s: %s", path, strerror(-err));
+		return -1;
+	}
+	for (char *line = l->text, *next; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		if (!*line)
+			continue;
+		if (l->n == cap) {
+			char **grown;
+
+			cap = cap ? 2 * cap : 64;
+			grown = realloc(l->name, cap * sizeof(*grown));
+			if (!grown) {
+				cli_error("eval: out of memory");
+				return -1;
+			}
+			l->name = grown;
+		}
+		l->name[l->n++] = line;
+	}
+	if (l->n)
+		qsort(l->name, l->n, sizeof(*l->name), cmp_name);
+	return 0;
+}
+
+static bool log_listed(const struct log_list *l, const char *file)
+{
+	return l->n && bsearch(&file, l->name, l->n, sizeof(*l->name),
+	                       cmp_name) != NULL;
+}
+
+/* gpualert's scores with its verdict on every listed log counted as
+ * right: how far the logs of a reader's groups of misses would take it.
+ * The same ga_eval_score as the report, so the two cannot drift. */
+static void report_count_right(const struct ga_eval *ev,
+                               const struct log_list *l, struct ga_buf *out)
+{
+	struct ga_eval_confusion cm;
+	struct ga_eval_scores s;
+	size_t listed = 0;
+
+	ga_eval_confusion_init(&cm);
+	for (size_t i = 0; i < ga_eval_count(ev); i++) {
+		const struct ga_eval_item *it = ga_eval_item(ev, i);
+		enum ga_class pred = it->pred[GA_EVAL_GPUALERT];
+
+		if (log_listed(l, it->file)) {
+			listed++;
+			pred = it->gold;
+		}
+		ga_eval_confusion_add(&cm, it->gold, pred);
+	}
+	ga_eval_score(&cm, &s);
+	ga_buf_printf(
+	        out,
+	        "\ngpualert with its verdict on the %zu listed logs right: "
+	        "macro-F1 %.4f, accuracy %.4f\n",
+	        listed, s.macro_f1, s.accuracy);
 }
 
 static struct ga_eval_keywords *load_keywords(const char *path)
@@ -79,10 +166,13 @@ int cmd_eval(int argc, char **argv)
 	        {"svg", required_argument, NULL, 's'},
 	        {"json", no_argument, NULL, 'j'},
 	        {"errors", no_argument, NULL, 'E'},
+	        {"count-right", required_argument, NULL, 'c'},
 	        {"help", no_argument, NULL, 'h'},
 	        {0},
 	};
 	const char *rules_dir = NULL, *kw_path = NULL, *svg = NULL;
+	const char *right_path = NULL;
+	struct log_list right = {0};
 	struct ga_eval_keywords *kw = NULL;
 	struct ga_ruleset *rs = NULL;
 	struct ga_eval *ev = NULL;
@@ -92,7 +182,7 @@ int cmd_eval(int argc, char **argv)
 	int rc = CLI_OK, c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "r:k:s:jEh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:k:s:jEc:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			rules_dir = optarg;
@@ -109,6 +199,9 @@ int cmd_eval(int argc, char **argv)
 		case 'E':
 			errors = true;
 			break;
+		case 'c':
+			right_path = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return CLI_OK;
@@ -122,8 +215,18 @@ int cmd_eval(int argc, char **argv)
 		usage(stderr);
 		return CLI_USAGE;
 	}
+	if (right_path && json) {
+		cli_error(
+		        "eval: --count-right goes with the text report, not --json");
+		usage(stderr);
+		return CLI_USAGE;
+	}
 	ga_diag_init(&diag, "eval");
 	ga_buf_init(&out);
+	if (right_path && load_log_list(right_path, &right) < 0) {
+		rc = CLI_FAILURE;
+		goto out;
+	}
 	kw = load_keywords(kw_path);
 	if (!kw) {
 		cli_error("eval: cannot load the keyword list");
@@ -159,6 +262,8 @@ int cmd_eval(int argc, char **argv)
 		ga_buf_putc(&out, '\n');
 	} else {
 		ga_eval_report_text(ev, errors, &out);
+		if (right_path)
+			report_count_right(ev, &right, &out);
 	}
 	if (out.failed) {
 		cli_error("eval: out of memory");
@@ -185,6 +290,8 @@ out:
 	ga_eval_destroy(ev);
 	ga_ruleset_destroy(rs);
 	ga_eval_keywords_destroy(kw);
+	free(right.name);
+	free(right.text);
 	ga_diag_finish(&diag);
 	return rc;
 }

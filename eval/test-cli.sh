@@ -57,6 +57,21 @@ check "--errors lists the miss" has "$tmp/out" "mislabelled.tsv:2: logs/oom.log:
 check "--errors shows the deciding line" has "$tmp/out" "    line 5: RuntimeError: CUDA out of memory"
 check "--errors summarises patterns" has "$tmp/out" "nccl -> cuda_oom: 1, e.g. logs/oom.log"
 
+# --count-right: gpualert's scores had its verdict on the listed logs been
+# right, by the same scorer as the report.
+printf 'logs/oom.log\n' >"$tmp/right.txt"
+"$exe" eval --count-right "$tmp/right.txt" "$data/mislabelled.tsv" >"$tmp/out" 2>"$tmp/err"
+check_status $? "--count-right exits 0"
+check "--count-right with the miss listed" has "$tmp/out" "gpualert with its verdict on the 1 listed logs right: macro-F1 1.0000, accuracy 1.0000"
+: >"$tmp/none.txt"
+"$exe" eval --count-right "$tmp/none.txt" "$data/mislabelled.tsv" >"$tmp/out" 2>"$tmp/err"
+check "--count-right with nothing listed gives the report's macro-F1" has "$tmp/out" "on the 0 listed logs right: macro-F1 0.5000, accuracy 0.5000"
+"$exe" eval --json --count-right "$tmp/none.txt" "$data/mislabelled.tsv" >"$tmp/out" 2>"$tmp/err"
+rc=$?; check "--count-right with --json is a usage error" [ $rc -eq 2 ]
+"$exe" eval --count-right "$tmp/no-such-list.txt" "$data/mislabelled.tsv" >"$tmp/out" 2>"$tmp/err"
+rc=$?; check "--count-right without its list fails" [ $rc -eq 1 ]
+check "the missing list is named" has "$tmp/err" "no-such-list.txt: No such file or directory"
+
 # eval/misses.sh: the misses grouped by a reader's reading, and the
 # macro-F1 with the misses of some groups right.
 misses=$(dirname "$0")/misses.sh
