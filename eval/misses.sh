@@ -64,6 +64,11 @@ BEGIN {
 	sub(/,$/, "", reach)
 }
 END {
+	# gpualert eval failed (its error is above): no figure rather than a wrong one
+	if (reach == "") {
+		print "eval/misses.sh: gpualert eval gave no --count-right figure" > "/dev/stderr"
+		exit 1
+	}
 	printf "%d misses:", misses
 	n = split("A B C C1 D unread", order, " ")
 	for (i = 1; i <= n; i++)

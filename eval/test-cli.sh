@@ -86,6 +86,9 @@ GPUALERT=$exe "$misses" "$data/mislabelled.tsv" "$tmp/empty-reading.tsv" >"$tmp/
 check "a miss the reading does not list is unread" has "$tmp/out" "1 misses: unread 1"
 GPUALERT=$exe "$misses" "$data/mislabelled.tsv" "$tmp/no-such-reading.tsv" >"$tmp/out" 2>"$tmp/err"
 rc=$?; check "misses.sh without its reading fails" [ $rc -eq 1 ]
+GPUALERT=false "$misses" "$data/mislabelled.tsv" "$data/mislabelled-reading.tsv" >"$tmp/out" 2>"$tmp/err"
+rc=$?; check "misses.sh fails when gpualert eval gives no figure" [ $rc -eq 1 ]
+check "misses.sh says why" has "$tmp/err" "gave no --count-right figure"
 
 # An empty exit_code: the status is not known (logs pasted into public
 # threads).  Success then needs a completion line (ok.log's "training
