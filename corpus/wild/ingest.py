@@ -9,14 +9,18 @@ Batch format, one record after another:
 
 EXIT is the job's exit status when the thread shows it, else empty.
 The project is the GitHub owner/name of the URL, or the site's host.
-Writes logs/ID.log and appends a row to labels.tsv (sorted, no duplicate
-ids or URLs+text)."""
+Every record is checked before anything is written (an id of lower-case
+letters, digits, '.', '_' and '-' not already here; a class id of the
+taxonomy, as common/taxonomy.c defines them; EXIT empty or an integer; an
+http(s) URL not already here; a reason); then writes logs/ID.log and
+adds a row to labels.tsv (sorted by file)."""
 import os
 import re
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 manifest = os.path.join(here, "labels.tsv")
+taxonomy = os.path.join(here, "..", "..", "common", "taxonomy.c")
 HEADER = "file\tclass\texit_code\tproject\turl\treason\n"
 
 
@@ -28,6 +32,14 @@ def project_of(url):
     return m.group(1) if m else url
 
 
+def class_ids():
+    with open(taxonomy) as f:
+        ids = re.findall(r'\[GA_CLASS_[A-Z_]+\]\s*=\s*\{"([a-z_]+)"', f.read())
+    if not ids:
+        sys.exit("ingest.py: no class ids found in %s" % taxonomy)
+    return set(ids)
+
+
 def main():
     rows = {}
     if os.path.exists(manifest):
@@ -35,19 +47,48 @@ def main():
             next(f)
             for line in f:
                 rows[line.split("\t", 1)[0]] = line
+    urls = {line.split("\t")[4] for line in rows.values()}
+    classes = class_ids()
     text = sys.stdin.read()
     parts = re.split(r"^=== (.*)\n", text, flags=re.M)
-    for head, body in zip(parts[1::2], parts[2::2]):
+    if parts[0].strip():
+        sys.exit("ingest.py: text before the first '=== ' record")
+    new = []
+    errors = []
+    for n, (head, body) in enumerate(zip(parts[1::2], parts[2::2]), 1):
         fields = [x.strip() for x in head.split("|", 4)]
+        if len(fields) != 5:
+            errors.append("record %d: %d fields, want 5" % (n, len(fields)))
+            continue
         lid, cls, code, url, reason = fields
         fname = "logs/%s.log" % lid
-        if fname in rows:
-            sys.exit("duplicate id %s" % lid)
-        body = body.rstrip("\n") + "\n"
+        where = "record %d (%s)" % (n, lid)
+        if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", lid):
+            errors.append("%s: bad id" % where)
+        if fname in rows or any(fname == r[0] for r in new):
+            errors.append("%s: duplicate id" % where)
+        if cls not in classes:
+            errors.append("%s: class %r is not a class id" % (where, cls))
+        if code and not re.fullmatch(r"-?\d+", code):
+            errors.append("%s: exit status %r is not an integer" % (where, code))
+        if not re.match(r"https?://\S+$", url):
+            errors.append("%s: bad URL %r" % (where, url))
+        elif url in urls:
+            errors.append("%s: URL already in the corpus" % where)
+        urls.add(url)
+        if not reason or "\t" in reason:
+            errors.append("%s: no reason, or a tab in it" % where)
+        if not body.strip():
+            errors.append("%s: empty excerpt" % where)
+        new.append((fname, body.rstrip("\n") + "\n",
+                    "\t".join([fname, cls, code, project_of(url), url,
+                               reason]) + "\n"))
+    if errors:
+        sys.exit("ingest.py: nothing written:\n  " + "\n  ".join(errors))
+    for fname, body, row in new:
         with open(os.path.join(here, fname), "w") as f:
             f.write(body)
-        rows[fname] = "\t".join(
-            [fname, cls, code, project_of(url), url, reason]) + "\n"
+        rows[fname] = row
     with open(manifest, "w") as f:
         f.write(HEADER)
         for k in sorted(rows):
