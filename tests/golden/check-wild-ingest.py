@@ -64,25 +64,26 @@ with tempfile.TemporaryDirectory() as tmp:
         check(f.read() == "line one\nline two\n", "the excerpt as given")
 
     before = state()
+    def variant(**changed):
+        """A record that differs from a good one only in CHANGED."""
+        fields = dict(lid="proj-4", cls="unknown", code="",
+                      url="https://github.com/o/proj/issues/4", reason="r")
+        fields.update(changed)
+        return record(**fields)
+
     bad = {
         "a class that is not a class id ('exit=' from a checker's fix)":
-            record("proj-4", "exit=", "-9", "https://github.com/o/proj/issues/4", "r"),
-        "an exit status that is not an integer":
-            record("proj-4", "unknown", "SIGKILL", "https://github.com/o/proj/issues/4", "r"),
+            variant(cls="exit=", code="-9"),
+        "an exit status that is not an integer": variant(code="SIGKILL"),
         "an id already here":
-            record("proj-2", "unknown", "", "https://github.com/o/proj/issues/9", "r"),
-        "a URL already here":
-            record("proj-4", "unknown", "", "https://github.com/o/old/issues/1", "r"),
-        "an id with a path in it":
-            record("../../x", "unknown", "", "https://github.com/o/proj/issues/5", "r"),
-        "a URL that is not http(s)":
-            record("proj-4", "unknown", "", "file:///etc/passwd", "r"),
-        "an empty excerpt":
-            record("proj-4", "unknown", "", "https://github.com/o/proj/issues/4", "r", body="\n"),
+            variant(lid="proj-2", url="https://github.com/o/proj/issues/9"),
+        "a URL already here": variant(url="https://github.com/o/old/issues/1"),
+        "an id with a path in it": variant(lid="../../x"),
+        "a URL that is not http(s)": variant(url="file:///etc/passwd"),
+        "an empty excerpt": variant(body="\n"),
         "four fields":
             "=== proj-4 | unknown | https://github.com/o/proj/issues/4 | r\nx\n",
-        "text before the first record":
-            "stray\n",
+        "text before the first record": "stray\n",
     }
     for what, text in bad.items():
         # A good record first (after the stray text, which can only be
