@@ -47,6 +47,7 @@ def main():
             next(f)
             for line in f:
                 rows[line.split("\t", 1)[0]] = line
+    ids = set(rows)
     urls = {line.split("\t")[4] for line in rows.values()}
     classes = class_ids()
     text = sys.stdin.read()
@@ -65,8 +66,9 @@ def main():
         where = "record %d (%s)" % (n, lid)
         if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", lid):
             errors.append("%s: bad id" % where)
-        if fname in rows or any(fname == r[0] for r in new):
+        if fname in ids:
             errors.append("%s: duplicate id" % where)
+        ids.add(fname)
         if cls not in classes:
             errors.append("%s: class %r is not a class id" % (where, cls))
         if code and not re.fullmatch(r"-?\d+", code):
@@ -74,7 +76,7 @@ def main():
         if not re.match(r"https?://\S+$", url):
             errors.append("%s: bad URL %r" % (where, url))
         elif url in urls:
-            errors.append("%s: URL already in the corpus" % where)
+            errors.append("%s: URL already here or in this batch" % where)
         urls.add(url)
         if not reason or "\t" in reason:
             errors.append("%s: no reason, or a tab in it" % where)

@@ -78,6 +78,9 @@ with tempfile.TemporaryDirectory() as tmp:
         "an id already here":
             variant(lid="proj-2", url="https://github.com/o/proj/issues/9"),
         "a URL already here": variant(url="https://github.com/o/old/issues/1"),
+        "an id twice in the batch":
+            variant(lid="proj-6", url="https://github.com/o/proj/issues/7"),
+        "a URL twice in the batch": variant(url="https://github.com/o/proj/issues/6"),
         "an id with a path in it": variant(lid="../../x"),
         "a URL that is not http(s)": variant(url="file:///etc/passwd"),
         "an empty excerpt": variant(body="\n"),
