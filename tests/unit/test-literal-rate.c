@@ -56,8 +56,9 @@ static size_t on_hit(void *ctx, size_t pos, size_t lit)
 	return eol ? (size_t)(eol - c->data) + 1 : c->len;
 }
 
-/* genlog's output for MIX into OUT; *HEALTHY: where the failure it ends
- * in starts (a line start 64 KiB before the end). */
+/* genlog's output for MIX into OUT; *HEALTHY: the length of what comes
+ * before its last 64 KiB (cut at a line start), a stretch that ends well
+ * before the failure the log ends in. */
 static int generate(const char *genlog, const char *mix, struct ga_buf *out,
                     size_t *healthy)
 {
@@ -92,8 +93,9 @@ static size_t count_lines(const char *s, size_t len)
 	return n;
 }
 
-/* The literals most lines hold, with the rules that own them. */
-static void show_top(const struct ga_ruleset *rs, const struct count *c)
+/* The literals most lines hold, with the rules that own them (the counts
+ * of those shown are cleared). */
+static void show_top(const struct ga_ruleset *rs, struct count *c)
 {
 	for (int k = 0; k < 5; k++) {
 		size_t best = 0, at = 0;
