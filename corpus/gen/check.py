@@ -8,8 +8,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import CORPUS, HEADER, LABELS  # noqa: E402
 
-CLASSES = {"success", "cuda_oom", "host_oom", "nccl", "gpu_hw", "cuda_kernel", "device_assert", "cuda_setup", "nan",
-           "import_error", "disk_full", "io_error", "segfault", "time_limit", "cancelled", "code_error", "unknown"}
+sys.path.insert(0, CORPUS)
+from taxonomy import class_ids  # noqa: E402
+
+CLASSES = class_ids()
 SOURCES = {"reproduced", "gpu", "composed"}
 
 

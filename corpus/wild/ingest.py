@@ -11,16 +11,18 @@ EXIT is the job's exit status when the thread shows it, else empty.
 The project is the GitHub owner/name of the URL, or the site's host.
 Every record is checked before anything is written (an id of lower-case
 letters, digits, '.', '_' and '-' not already here; a class id of the
-taxonomy, as common/taxonomy.c defines them; EXIT empty or an integer; an
-http(s) URL not already here; a reason); then writes logs/ID.log and
-adds a row to labels.tsv (sorted by file)."""
+taxonomy, as common/taxonomy.c defines them, read by corpus/taxonomy.py;
+EXIT empty or an integer; an http(s) URL not already here; a reason);
+then writes logs/ID.log and adds a row to labels.tsv (sorted by file)."""
 import os
 import re
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(here))
+from taxonomy import class_ids  # noqa: E402
+
 manifest = os.path.join(here, "labels.tsv")
-taxonomy = os.path.join(here, "..", "..", "common", "taxonomy.c")
 HEADER = "file\tclass\texit_code\tproject\turl\treason\n"
 
 
@@ -30,14 +32,6 @@ def project_of(url):
         return m.group(1)
     m = re.match(r"https?://([^/]+)", url)
     return m.group(1) if m else url
-
-
-def class_ids():
-    with open(taxonomy) as f:
-        ids = re.findall(r'\[GA_CLASS_[A-Z_]+\]\s*=\s*\{"([a-z_]+)"', f.read())
-    if not ids:
-        sys.exit("ingest.py: no class ids found in %s" % taxonomy)
-    return set(ids)
 
 
 def main():

@@ -3,7 +3,7 @@
 """TAP: corpus/wild/ingest.py adds a good batch and refuses a bad one whole.
 
 Runs a copy of ingest.py in a scratch tree shaped like the repository
-(corpus/wild/ and common/taxonomy.c), so the real corpus is never touched.
+(corpus/wild/, corpus/taxonomy.py and common/taxonomy.c), so the real corpus is never touched.
 Usage: check-wild-ingest.py SOURCE_ROOT"""
 import os
 import shutil
@@ -33,6 +33,8 @@ with tempfile.TemporaryDirectory() as tmp:
     os.makedirs(os.path.join(wild, "logs"))
     os.makedirs(os.path.join(tmp, "common"))
     shutil.copy(os.path.join(root, "corpus", "wild", "ingest.py"), wild)
+    shutil.copy(os.path.join(root, "corpus", "taxonomy.py"),
+                os.path.join(tmp, "corpus"))
     shutil.copy(os.path.join(root, "common", "taxonomy.c"),
                 os.path.join(tmp, "common"))
     labels = os.path.join(wild, "labels.tsv")
