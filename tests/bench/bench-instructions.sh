@@ -1,0 +1,50 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Count the instructions `gpualert classify` executes on bench-classify's
+# two generated logs, against a baseline binary, under valgrind's
+# callgrind.  Wall time on a shared VM spreads by tens of per cent between
+# runs of the same binary; an instruction count is the same in every run,
+# so it resolves the few per cent that a rule change costs or saves.  It
+# does not see what the count leaves out (cache misses, the SIMD width),
+# so bench-classify's times stay the figure for speed.  Not a test: it
+# prints figures.
+#
+# usage: tests/bench/bench-instructions.sh BASELINE [BUILD_DIR] [SIZE_MB]
+#   BASELINE   another gpualert binary (for example last round's build)
+#   BUILD_DIR  a configured build directory (default: build)
+#   SIZE_MB    size of each generated log (default: 24: callgrind runs a
+#              program some fifty times slower)
+set -eu
+
+[ $# -ge 1 ] || { echo "usage: $0 BASELINE [BUILD_DIR] [SIZE_MB]" >&2; exit 2; }
+src=$(cd "$(dirname "$0")/../.." && pwd)
+base=$1
+build=${2:-build}
+size_mb=${3:-24}
+command -v valgrind >/dev/null ||
+	{ echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+ninja -C "$build" cli/gpualert >/dev/null
+gpualert=$(cd "$build" && pwd)/cli/gpualert
+${CC:-cc} -O2 -o "$dir/genlog" "$src/tests/bench/genlog.c"
+
+# instructions CMD...: the instructions CMD executes (callgrind's Ir),
+# with the built-in rules only.
+instructions() {
+	GPUALERT_RULES_DIR= valgrind --tool=callgrind \
+		--callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+
+echo "gpualert: $gpualert"
+echo "baseline: $base"
+printf '%-6s %14s %14s %9s\n' mix gpualert baseline change
+for mix in plain noisy; do
+	"$dir/genlog" "$size_mb" 1 "$mix" 2>/dev/null >"$dir/$mix.log"
+	new=$(instructions "$gpualert" classify "$dir/$mix.log")
+	old=$(instructions "$base" classify "$dir/$mix.log")
+	echo "$mix $new $old" | awk '{
+		printf "%-6s %14d %14d %+8.2f%%\n", $1, $2, $3,
+		       100 * ($2 - $3) / $3 }'
+done
