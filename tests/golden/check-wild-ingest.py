@@ -66,6 +66,7 @@ with tempfile.TemporaryDirectory() as tmp:
         check(f.read() == "line one\nline two\n", "the excerpt as given")
 
     before = state()
+
     def variant(**changed):
         """A record that differs from a good one only in CHANGED."""
         fields = dict(lid="proj-4", cls="unknown", code="",
@@ -90,10 +91,10 @@ with tempfile.TemporaryDirectory() as tmp:
             "=== proj-4 | unknown | https://github.com/o/proj/issues/4 | r\nx\n",
         "text before the first record": "stray\n",
     }
+    # A good record first (after the stray text, which can only be first):
+    # a bad one anywhere refuses the batch whole.
+    good6 = record("proj-6", "nan", "", "https://github.com/o/proj/issues/6", "r")
     for what, text in bad.items():
-        # A good record first (after the stray text, which can only be
-        # first): a bad one anywhere refuses the batch whole.
-        good6 = record("proj-6", "nan", "", "https://github.com/o/proj/issues/6", "r")
         batch = text + good6 if text.startswith("stray") else good6 + text
         rc, err = ingest(batch)
         check(rc != 0 and ("nothing written" in err or "text before" in err),
