@@ -15,7 +15,7 @@
 #                 queue)
 #   N=30          'srun true' pairs for the launch latency
 #   SECS=60       seconds of the 5,000 lines/s training-log task
-#   PARTS="latency batch srun cpu"   the parts to run
+#   PARTS="latency anatomy batch srun cpu"   the parts to run
 #
 # Every job starts once the previous one has left the queue and its report
 # process has finished: a job still completing (its slurm_spank_exit, the
@@ -27,7 +27,7 @@
 set -u
 SO=$(realpath "$1"); BIN=$(realpath "$2"); PORT=${3:-18880}
 N=${N:-30}; SIZE=${SIZE:-1G}; SRUN_SIZE=${SRUN_SIZE:-256M}; REPS=${REPS:-5}; SECS=${SECS:-60}
-PARTS=" ${PARTS:-latency batch srun cpu} "
+PARTS=" ${PARTS:-latency anatomy batch srun cpu} "
 part() { case "$PARTS" in *" $1 "*) return 0;; esac; return 1; }
 LABSH=$(cd "$(dirname "$0")/../slurm" && pwd)/lab.sh
 L=$(mktemp -d /tmp/ga-bench.XXXXXX); chmod 755 "$L"
@@ -88,6 +88,52 @@ if part latency; then
     # and the task's stdout is then a pipe, like the first case.
     latency "srun -o FILE.%t true (file stdout)" -o "$J/lat-%j.%t.out"
     rm -f "$J"/lat-*.out
+fi
+
+# Where the added time of a step goes: the same step under four plugstack lines
+# (none; a SPANK plugin that does nothing, Slurm's own price for any plugin;
+# gpualert with default_mode=off and no --gpualert; gpualert with
+# --gpualert=log), the order rotating each round.  The task prints the time it
+# ran, which splits each step into srun start -> task running (srun, slurmctld,
+# slurmstepd start, the plugin's task_init: the log and the helper) and task
+# running -> srun gone (the task's exit, the helper's drain, task_exit,
+# slurmstepd's accounting and I/O close).
+anatomy() {
+    local cfg i t0 tm t1 a cfgs="none null inactive active" c
+    cat >"$L/null.c" <<'EOC'
+#include <slurm/spank.h>
+SPANK_PLUGIN(null, 1);
+int slurm_spank_init(spank_t sp, int ac, char **av) { (void)sp; (void)ac; (void)av; return 0; }
+EOC
+    cc -shared -fPIC -O2 -o "$L/null.so" "$L/null.c" && chmod 755 "$L/null.so" || return 0
+    for cfg in $cfgs; do : >"$L/an.$cfg"; : >"$L/an.pre.$cfg"; : >"$L/an.post.$cfg"; done
+    for i in $(seq 1 "$N"); do
+        c=$(echo $cfgs | tr ' ' '\n' | awk -v k="$i" '{a[NR]=$0} END {for (j = 0; j < NR; j++) print a[(j + k) % NR + 1]}')
+        for cfg in $c; do
+            a=()
+            case $cfg in
+            none) off ;;
+            null) echo "optional $L/null.so" >"$PS" ;;
+            inactive) echo "optional $L/gpualert.so config=$L/gpualert.conf general.default_mode=off" >"$PS" ;;
+            active) on; a=(--gpualert=log) ;;
+            esac
+            idle
+            t0=$(ns); tm=$(u srun "${a[@]}" date +%s%N 2>/dev/null); t1=$(ns)
+            echo $(( (t1 - t0) / 1000 )) >>"$L/an.$cfg"
+            echo $(( (tm - t0) / 1000 )) >>"$L/an.pre.$cfg"
+            echo $(( (t1 - tm) / 1000 )) >>"$L/an.post.$cfg"
+        done
+    done
+    for cfg in $cfgs; do
+        printf '%-8s srun %.1f ms = start -> task %.1f ms + task -> srun gone %.1f ms (medians of %d)\n' "$cfg" \
+            "$(ms "$(median <"$L/an.$cfg")")" "$(ms "$(median <"$L/an.pre.$cfg")")" \
+            "$(ms "$(median <"$L/an.post.$cfg")")" "$N"
+    done
+    off
+}
+if part anatomy; then
+    echo "== where a step's added time goes: no plugin, a SPANK plugin that does nothing, gpualert off, gpualert on; $N rounds"
+    anatomy
 fi
 
 # A task that times its own writes (so sbatch's polling does not blur the
