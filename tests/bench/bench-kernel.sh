@@ -14,6 +14,7 @@
 #             /dev/kmsg ring is read and parsed (what a GPU node pays)
 #   N=60      pairs
 set -u
+[ $# -ge 1 ] && [ -f "$1" ] || { echo "usage: tests/bench/bench-kernel.sh GPUALERT_SO [PORT]" >&2; exit 2; }
 SO=$(realpath "$1"); PORT=${2:-18870}
 N=${N:-60}
 LABSH=$(cd "$(dirname "$0")/../slurm" && pwd)/lab.sh
