@@ -25,6 +25,8 @@
 # median of the paired differences: on a loaded 2-CPU machine a run's
 # neighbour is a better baseline than the whole series' median.
 set -u
+[ $# -ge 2 ] && [ -f "$1" ] && [ -x "$2" ] ||
+    { echo "usage: tests/bench/bench-plugin.sh GPUALERT_SO GPUALERT_BIN [PORT]" >&2; exit 2; }
 SO=$(realpath "$1"); BIN=$(realpath "$2"); PORT=${3:-18880}
 N=${N:-30}; SIZE=${SIZE:-1G}; SRUN_SIZE=${SRUN_SIZE:-256M}; REPS=${REPS:-5}; SECS=${SECS:-60}
 PARTS=" ${PARTS:-latency anatomy batch srun cpu} "
