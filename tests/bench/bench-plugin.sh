@@ -107,7 +107,8 @@ anatomy() {
 SPANK_PLUGIN(null, 1);
 int slurm_spank_init(spank_t sp, int ac, char **av) { (void)sp; (void)ac; (void)av; return 0; }
 EOC
-    cc -shared -fPIC -O2 -o "$L/null.so" "$L/null.c" && chmod 755 "$L/null.so" || return 0
+    cc -shared -fPIC -O2 -o "$L/null.so" "$L/null.c" && chmod 755 "$L/null.so" ||
+        { echo "anatomy: skipped: cannot build the no-op SPANK plugin (cc, slurm/spank.h)"; return 0; }
     for cfg in $cfgs; do : >"$L/an.$cfg"; : >"$L/an.pre.$cfg"; : >"$L/an.post.$cfg"; done
     for i in $(seq 1 "$N"); do
         c=$(echo $cfgs | tr ' ' '\n' | awk -v k="$i" '{a[NR]=$0} END {for (j = 0; j < NR; j++) print a[(j + k) % NR + 1]}')
