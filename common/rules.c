@@ -338,13 +338,17 @@ static bool literal_exact(const struct ga_rule *r, const char *lit)
 /* A rule's own literals replace the ones its patterns imply, so a pattern
  * added later without a literal of its own is tried only on lines that
  * happen to hold another pattern's literal: in effect it never matches.
- * Warn for each pattern that can match a line holding none of them.  Only
- * when rules are checked: spelling out every pattern costs more than the
- * rest of a load, which every job's report process pays. */
+ * Warn for each pattern that can match a line holding none of them.  A
+ * literal found in its case only (literal_exact) does not count for a
+ * pattern that holds its text in another case: "Cannot allocate memory"
+ * is never found in "cannot allocate memory for thread-local data".
+ * Only when rules are checked: spelling out every pattern costs more than
+ * the rest of a load, which every job's report process pays. */
 static void warn_unreached(const struct ga_rule *r, struct ga_diag *diag)
 {
 	const char *body[LITERALS_MAX];
 	char *owned[LITERALS_MAX];
+	bool exact[LITERALS_MAX];
 	size_t nb = 0;
 
 	for (size_t k = 0; k < r->n_literal && nb < LITERALS_MAX; k++) {
@@ -353,13 +357,21 @@ static void warn_unreached(const struct ga_rule *r, struct ga_diag *diag)
 		if (ga_rulefile_literal_body(r->literal[k], &owned[nb],
 		                             &flags) == 0) {
 			body[nb] = owned[nb];
+			exact[nb] = literal_exact(r, r->literal[k]);
 			nb++;
 		}
 	}
 	for (size_t k = 0; k < r->n_match; k++) {
+		const char *src = r->match[k].src;
+		const char *usable[LITERALS_MAX];
+		size_t nu = 0;
 		char *witness;
 
-		if (ga_literals_cover(r->match[k].src, body, nb, &witness) == 0)
+		for (size_t b = 0; b < nb; b++)
+			if (!exact[b] || strstr(src, body[b]) ||
+			    !strcasestr(src, body[b]))
+				usable[nu++] = body[b];
+		if (ga_literals_cover(src, usable, nu, &witness) == 0)
 			ga_diag_warn(diag, r->file, r->match[k].line,
 			             "rule '%s': this pattern can match a line "
 			             "that holds none of the rule's literals "

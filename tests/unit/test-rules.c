@@ -449,6 +449,26 @@ static void test_accepts(void)
 	               "line that holds none of the rule's literals "
 	               "(\"pre-empted\"");
 	unload(&l);
+	/* ... nor does a literal found in its case only (its pattern is
+	 * case-sensitive and holds it as written) cover a pattern that holds
+	 * its text in another case; with (?i) the literal is caseless. */
+	expect_warning(&l, "a literal in another case misses a pattern",
+	               "[rule x]\nclass = host_oom\n"
+	               "match = Cannot allocate memory\n"
+	               "match = cannot allocate memory for thread-local data\n"
+	               "literal = Cannot allocate memory\n",
+	               "t.rules:4: warning: rule 'x': this pattern can match a "
+	               "line that holds none of the rule's literals "
+	               "(\"cannot allocate memory for thread-local data\"");
+	unload(&l);
+	load_text(&l,
+	          "[rule x]\nclass = host_oom\nmatch = Cannot allocate memory\n"
+	          "match = (?i)cannot allocate memory for thread-local data\n"
+	          "literal = Cannot allocate memory\n",
+	          false);
+	if (!ok(l.rs && l.diag.n == 0, "... and none with (?i)"))
+		print_msgs(&l);
+	unload(&l);
 
 	/* "echo_of" and "ignored_after" name rules of the whole set, wherever
 	 * they are defined; one that is not there (an admin disabled it) only
