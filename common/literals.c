@@ -576,8 +576,8 @@ static struct variants expand_alt(const char *p, const char *end)
 	return all;
 }
 
-int ga_literals_cover(const char *pattern, const char *const *lits, size_t n,
-                      char **witness)
+int ga_literals_cover(const char *pattern, const char *const *lits,
+                      const bool *exact, size_t n, char **witness)
 {
 	struct variants v;
 	int rc = 1;
@@ -594,7 +594,9 @@ int ga_literals_cover(const char *pattern, const char *const *lits, size_t n,
 		bool held = false;
 
 		for (size_t k = 0; k < n && !held; k++)
-			held = strcasestr(v.s[i], lits[k]) != NULL;
+			held = (exact && exact[k]
+			                ? strstr(v.s[i], lits[k])
+			                : strcasestr(v.s[i], lits[k])) != NULL;
 		if (held)
 			continue;
 		rc = 0;

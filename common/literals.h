@@ -22,14 +22,16 @@ size_t ga_literals_extract(const char *pattern, char **out, size_t max);
 bool ga_literals_caseless(const char *pattern);
 
 /* Whether every match of PATTERN holds one of the N strings LITS (ASCII
- * case ignored), judged from the pattern's text: each choice of its
- * alternations, optional parts ("x?") and small character classes is
- * spelled out, blanks ("\s*") read as one space or none, and text the
- * pattern does not fix (".", "\d+", "x*") separates the pieces.
- * Returns 1 when every choice holds one, 0 when one does not (*WITNESS:
- * that choice, heap, '~' for unfixed text), -1 when the pattern is
- * beyond this check (too many choices, extended mode, verbs). */
-int ga_literals_cover(const char *pattern, const char *const *lits, size_t n,
-                      char **witness);
+ * case ignored, except for a literal whose EXACT[i] is true: the
+ * prefilter finds it in its case only; EXACT may be NULL), judged from the
+ * pattern's text: each choice of its alternations, optional parts ("x?")
+ * and small character classes is spelled out, blanks ("\s*") read as one
+ * space or none, and text the pattern does not fix (".", "\d+", "x*")
+ * separates the pieces.  Returns 1 when every choice holds one, 0 when one
+ * does not (*WITNESS: that choice, heap, '~' for unfixed text), -1 when
+ * the pattern is beyond this check (too many choices, extended mode,
+ * verbs). */
+int ga_literals_cover(const char *pattern, const char *const *lits,
+                      const bool *exact, size_t n, char **witness);
 
 #endif

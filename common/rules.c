@@ -315,35 +315,45 @@ static bool case_sensitive(const struct ga_rule *r)
 	return true;
 }
 
-/* Whether R's literal LIT (as written) is found in its case: when R's
+/* Whether R's literal BODY is found in its case: when R's
  * patterns are case-sensitive and one of them has the literal's text as
  * it stands, "Error" in "(Error|Exception)".  A literal written in
  * another case than its pattern's, or only implied by it ("ncclSystemError"
  * for "nccl(System|Internal)Error"), stays caseless, as literals always
  * were. */
+static bool body_exact(const struct ga_rule *r, const char *body)
+{
+	if (!case_sensitive(r))
+		return false;
+	for (size_t k = 0; k < r->n_match; k++)
+		if (strstr(r->match[k].src, body))
+			return true;
+	return false;
+}
+
+/* body_exact of the literal LIT as a rule writes it. */
 static bool literal_exact(const struct ga_rule *r, const char *lit)
 {
 	char *body;
 	unsigned flags;
-	bool found = false;
+	bool exact;
 
-	if (!case_sensitive(r) || ga_rulefile_literal_body(lit, &body, &flags))
+	if (ga_rulefile_literal_body(lit, &body, &flags))
 		return false;
-	for (size_t k = 0; k < r->n_match && !found; k++)
-		found = strstr(r->match[k].src, body) != NULL;
+	exact = body_exact(r, body);
 	free(body);
-	return found;
+	return exact;
 }
 
 /* A rule's own literals replace the ones its patterns imply, so a pattern
  * added later without a literal of its own is tried only on lines that
  * happen to hold another pattern's literal: in effect it never matches.
- * Warn for each pattern that can match a line holding none of them.  A
- * literal found in its case only (literal_exact) does not count for a
- * pattern that holds its text in another case: "Cannot allocate memory"
- * is never found in "cannot allocate memory for thread-local data".
- * Only when rules are checked: spelling out every pattern costs more than
- * the rest of a load, which every job's report process pays. */
+ * Warn for each pattern that can match a line holding none of them, with
+ * each literal found as the prefilter finds it (body_exact): "Cannot
+ * allocate memory" in its case only never reaches "cannot allocate memory
+ * for thread-local data".  Only when rules are checked: spelling out
+ * every pattern costs more than the rest of a load, which every job's
+ * report process pays. */
 static void warn_unreached(const struct ga_rule *r, struct ga_diag *diag)
 {
 	const char *body[LITERALS_MAX];
@@ -357,21 +367,15 @@ static void warn_unreached(const struct ga_rule *r, struct ga_diag *diag)
 		if (ga_rulefile_literal_body(r->literal[k], &owned[nb],
 		                             &flags) == 0) {
 			body[nb] = owned[nb];
-			exact[nb] = literal_exact(r, r->literal[k]);
+			exact[nb] = body_exact(r, owned[nb]);
 			nb++;
 		}
 	}
 	for (size_t k = 0; k < r->n_match; k++) {
-		const char *src = r->match[k].src;
-		const char *usable[LITERALS_MAX];
-		size_t nu = 0;
 		char *witness;
 
-		for (size_t b = 0; b < nb; b++)
-			if (!exact[b] || strstr(src, body[b]) ||
-			    !strcasestr(src, body[b]))
-				usable[nu++] = body[b];
-		if (ga_literals_cover(src, usable, nu, &witness) == 0)
+		if (ga_literals_cover(r->match[k].src, body, exact, nb,
+		                      &witness) == 0)
 			ga_diag_warn(diag, r->file, r->match[k].line,
 			             "rule '%s': this pattern can match a line "
 			             "that holds none of the rule's literals "

@@ -469,6 +469,15 @@ static void test_accepts(void)
 	if (!ok(l.rs && l.diag.n == 0, "... and none with (?i)"))
 		print_msgs(&l);
 	unload(&l);
+	/* ... also where the other case is only one choice of a class. */
+	expect_warning(&l, "a literal in its case misses a class's choice",
+	               "[rule x]\nclass = nan\nmatch = Engine stall\n"
+	               "match = [Ee]ngine stalled twice\n"
+	               "literal = Engine stall\n",
+	               "t.rules:4: warning: rule 'x': this pattern can match a "
+	               "line that holds none of the rule's literals "
+	               "(\"engine stalled twice\"");
+	unload(&l);
 
 	/* "echo_of" and "ignored_after" name rules of the whole set, wherever
 	 * they are defined; one that is not there (an admin disabled it) only
@@ -716,7 +725,7 @@ static void expect_cover(const char *pattern, const char *const *lits, int want,
 
 	while (lits[n])
 		n++;
-	rc = ga_literals_cover(pattern, lits, n, &witness);
+	rc = ga_literals_cover(pattern, lits, NULL, n, &witness);
 	is_int(rc, want, "/%s/ covered: %d", pattern, want);
 	if (want_witness)
 		is_str(witness, want_witness, "... not by '%s'", want_witness);
