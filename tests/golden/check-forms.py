@@ -24,6 +24,15 @@ def main():
     with open(forms, encoding='utf-8') as f:
         next(f)
         rows = [l.rstrip('\n').split('\t', 1) for l in f if l.strip()]
+    # A form listed twice tests nothing twice and hides which class the
+    # file means when the copies disagree.
+    seen = {}
+    for n, (_, log) in enumerate(rows, 2):
+        if log in seen:
+            print('Bail out! %s line %d repeats line %d: %s'
+                  % (forms, n, seen[log], log[:70]))
+            return 1
+        seen[log] = n
     # One gpualert process for all forms: the rules load once (an
     # instrumented build takes a tenth of a second per load).
     texts = [log.replace('\\n', '\n') for _, log in rows]
