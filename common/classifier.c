@@ -191,6 +191,30 @@ static size_t compose_prefix(const char *s, size_t len)
 	return k + 2;
 }
 
+/* Length of TorchX's replica prefix at S: the role's name, "/", the
+ * replica's number and a blank ("trainer/0 ", "dlrm_main/1 "), which
+ * torchx run and torchx log put before every line of a replica (after
+ * torchrun's own "[3]:" when it tees).  0 when there is none. */
+static size_t torchx_prefix(const char *s, size_t len)
+{
+	size_t j = 0, d;
+
+	if (len == 0 ||
+	    !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+		return 0;
+	while (j < len && j < 64 &&
+	       ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z') ||
+	        (s[j] >= '0' && s[j] <= '9') || s[j] == '_' || s[j] == '-'))
+		j++;
+	if (j >= len || s[j] != '/')
+		return 0;
+	for (d = ++j; j < len && j - d < 6 && s[j] >= '0' && s[j] <= '9'; j++)
+		;
+	if (j == d || j >= len || s[j] != ' ')
+		return 0;
+	return j + 1;
+}
+
 /* Length of a bracketed rank prefix that rank_prefix's "[NAME3]:" form
  * does not cover, at S: Open MPI's --tag-output "[1,0]<stderr>:" and
  * Lightning's "[rank: 0] ".  0 when there is none. */
@@ -278,9 +302,9 @@ static size_t paste_prefix(const char *s, size_t len)
 
 /* Length of the rank prefixes launchers add: "[rank3]: ", "[default0]:",
  * srun -l's "3: ", Open MPI's "[1,0]<stderr>:", Lightning's "[rank: 0] ",
- * Ray's and vLLM's "(NAME pid=N) ", Docker Compose's "NAME  | ", a
- * paste's quote or time stamp, and combinations of them, with the blanks
- * after them. */
+ * Ray's and vLLM's "(NAME pid=N) ", Docker Compose's "NAME  | ", TorchX's
+ * "ROLE/N ", a paste's quote or time stamp, and combinations of them,
+ * with the blanks after them. */
 static size_t rank_prefix(const char *s, size_t len)
 {
 	size_t off = 0;
@@ -293,6 +317,7 @@ static size_t rank_prefix(const char *s, size_t len)
 		if ((d = pid_prefix(s + i, len - i)) > 0 ||
 		    (d = tagged_prefix(s + i, len - i)) > 0 ||
 		    (round == 0 && (d = compose_prefix(s + i, len - i)) > 0) ||
+		    (round == 0 && (d = torchx_prefix(s + i, len - i)) > 0) ||
 		    (round < 2 && (d = paste_prefix(s + i, len - i)) > 0)) {
 			off = i + d;
 		} else if (i < len && s[i] == '[') {

@@ -918,6 +918,13 @@ static void test_echoes_and_context(void)
 	       GA_CLASS_HOST_OOM, "shell.killed", 1);
 	expect("a column of text is no Compose prefix", "rank 0 | Killed\n",
 	       UNKNOWN_STATUS, GA_CLASS_UNKNOWN, "(none)", 0);
+	expect("TorchX replica prefix before torchrun's tee",
+	       "dlrm_main/0 [3]:ValueError: too many values to unpack\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("TorchX replica prefix alone", "trainer/1 KeyError: 'x'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("a file name is no TorchX prefix", "ckpt/3.pt KeyError: 'x'\n",
+	       1, GA_CLASS_UNKNOWN, "(none)", 0);
 	expect("a parenthesis without a pid is text", "(note) KeyError: 'x'\n",
 	       1, GA_CLASS_UNKNOWN, "(none)", 0);
 	expect("GNU time: signal 9", "Command terminated by signal 9\n",
