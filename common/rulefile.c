@@ -50,8 +50,11 @@ struct parser {
 	struct ga_diag *diag;
 	struct ga_draft *draft;
 	struct ga_rule *cur; /* rule being defined, not yet in draft */
-	char **seen;         /* ids defined in this file */
+	struct exclusion *cur_exclusion; /* likewise */
+	char **seen;                     /* rule ids defined in this file */
 	size_t n_seen;
+	char **seen_exclusions; /* exclusion ids defined in this file */
+	size_t n_seen_exclusions;
 	bool bad_section; /* header rejected: skip its keys quietly */
 	int errors;
 	int errors_before_cur; /* errors when p->cur was begun */
@@ -123,12 +126,13 @@ static void finish_rule(struct parser *p)
 		     r->id);
 		goto drop;
 	}
-	if (r->n_match == 0 &&
-	    (r->n_exclude || r->n_literal || r->fallback || r->fatal ||
-	     r->echo_of.n_id || r->ignored_after.n_id)) {
+	if (r->n_match == 0 && (r->n_exclude || r->exclusions.n_id ||
+	                        r->n_literal || r->fallback || r->fatal ||
+	                        r->echo_of.n_id || r->ignored_after.n_id)) {
 		perr(p, r->line,
-		     "rule '%s': 'exclude', 'literal', 'fallback', 'fatal', "
-		     "'echo_of' and 'ignored_after' need a 'match ='",
+		     "rule '%s': 'exclude', 'exclusion', 'literal', "
+		     "'fallback', 'fatal', 'echo_of' and 'ignored_after' need "
+		     "a 'match ='",
 		     r->id);
 		goto drop;
 	}
@@ -156,6 +160,43 @@ drop:
 	ga_rule_destroy(r);
 }
 
+/* Commit the exclusion being defined: add it to the draft or replace the
+ * exclusion with the same id. */
+static void finish_exclusion(struct parser *p)
+{
+	struct exclusion *e = p->cur_exclusion;
+	ssize_t at;
+	struct exclusion **tmp;
+
+	if (!e)
+		return;
+	p->cur_exclusion = NULL;
+	if (p->errors > p->errors_before_cur)
+		goto drop;
+	if (e->n_exclude == 0) {
+		perr(p, e->line,
+		     "exclusion '%s': needs at least one 'exclude ='", e->id);
+		goto drop;
+	}
+	at = ga_draft_find_exclusion(p->draft, e->id);
+	if (at >= 0) {
+		ga_exclusion_destroy(p->draft->exclusions[at]);
+		p->draft->exclusions[at] = e;
+		return;
+	}
+	tmp = realloc(p->draft->exclusions,
+	              (p->draft->n_exclusions + 1) * sizeof(*tmp));
+	if (!tmp) {
+		perr(p, e->line, "out of memory");
+		goto drop;
+	}
+	p->draft->exclusions = tmp;
+	p->draft->exclusions[p->draft->n_exclusions++] = e;
+	return;
+drop:
+	ga_exclusion_destroy(e);
+}
+
 /* Append a copy of S to the array *V of *N strings.  False: out of
  * memory (reported at LINE), *V and *N unchanged. */
 static bool push_copy(struct parser *p, unsigned line, char ***v, size_t *n,
@@ -174,16 +215,42 @@ static bool push_copy(struct parser *p, unsigned line, char ***v, size_t *n,
 	return true;
 }
 
-static bool note_id(struct parser *p, unsigned line, const char *id)
+/* Note that this file defines the KIND ("rule", "exclusion") ID, which
+ * it may do once: in the list *SEEN of *N. */
+static bool note_id(struct parser *p, unsigned line, const char *kind,
+                    char ***seen, size_t *n, const char *id)
 {
-	for (size_t i = 0; i < p->n_seen; i++) {
-		if (strcmp(p->seen[i], id) == 0) {
-			perr(p, line, "rule '%s' is defined twice in this file",
-			     id);
+	for (size_t i = 0; i < *n; i++) {
+		if (strcmp((*seen)[i], id) == 0) {
+			perr(p, line, "%s '%s' is defined twice in this file",
+			     kind, id);
 			return false;
 		}
 	}
-	return push_copy(p, line, &p->seen, &p->n_seen, id);
+	return push_copy(p, line, seen, n, id);
+}
+
+static void begin_exclusion(struct parser *p, unsigned line, const char *id)
+{
+	if (!note_id(p, line, "exclusion", &p->seen_exclusions,
+	             &p->n_seen_exclusions, id))
+		return;
+	p->cur_exclusion = calloc(1, sizeof(*p->cur_exclusion));
+	if (!p->cur_exclusion) {
+		perr(p, line, "out of memory");
+		return;
+	}
+	p->errors_before_cur = p->errors;
+	p->cur_exclusion->line = line;
+	p->cur_exclusion->id = strdup(id);
+	p->cur_exclusion->file = strdup(p->file);
+	if (!p->cur_exclusion->id || !p->cur_exclusion->file) {
+		perr(p, line, "out of memory");
+		ga_exclusion_destroy(p->cur_exclusion);
+		p->cur_exclusion = NULL;
+		return;
+	}
+	p->bad_section = false;
 }
 
 static void parse_section(struct parser *p, unsigned line, char *s)
@@ -191,24 +258,31 @@ static void parse_section(struct parser *p, unsigned line, char *s)
 	char *kind, *id;
 
 	finish_rule(p);
+	finish_exclusion(p);
 	p->bad_section = true;
 	kind = trim(s);
 	id = kind + strcspn(kind, " \t");
 	if (*id)
 		*id++ = '\0';
 	id = trim(id);
-	if (strcmp(kind, "rule") != 0 && strcmp(kind, "disable") != 0) {
+	if (strcmp(kind, "rule") != 0 && strcmp(kind, "disable") != 0 &&
+	    strcmp(kind, "exclusion") != 0) {
 		perr(p, line,
-		     "unknown section '[%s]' (want 'rule' or "
+		     "unknown section '[%s]' (want 'rule', 'exclusion' or "
 		     "'disable')",
 		     kind);
 		return;
 	}
 	if (!valid_id(id)) {
 		perr(p, line,
-		     "invalid rule id '%s' (1-%d characters of "
+		     "invalid %s id '%s' (1-%d characters of "
 		     "A-Z a-z 0-9 _ . : -)",
-		     id, RULE_ID_MAX);
+		     strcmp(kind, "exclusion") ? "rule" : "exclusion", id,
+		     RULE_ID_MAX);
+		return;
+	}
+	if (strcmp(kind, "exclusion") == 0) {
+		begin_exclusion(p, line, id);
 		return;
 	}
 	if (strcmp(kind, "disable") == 0) {
@@ -228,7 +302,7 @@ static void parse_section(struct parser *p, unsigned line, char *s)
 		p->bad_section = false;
 		return;
 	}
-	if (!note_id(p, line, id))
+	if (!note_id(p, line, "rule", &p->seen, &p->n_seen, id))
 		return;
 	p->cur = calloc(1, sizeof(*p->cur));
 	if (!p->cur) {
@@ -251,14 +325,16 @@ static void parse_section(struct parser *p, unsigned line, char *s)
 	p->bad_section = false;
 }
 
-static bool add_pattern(struct parser *p, unsigned line, struct pattern **v,
-                        size_t *n, const char *src)
+/* Append SRC to the N patterns *V of the KIND ("rule", "exclusion") ID. */
+static bool add_pattern(struct parser *p, unsigned line, const char *kind,
+                        const char *id, struct pattern **v, size_t *n,
+                        const char *src)
 {
 	struct pattern *tmp;
 
 	if (*n >= PATTERNS_MAX) {
-		perr(p, line, "rule '%s': too many patterns (at most %d)",
-		     p->cur->id, PATTERNS_MAX);
+		perr(p, line, "%s '%s': too many patterns (at most %d)", kind,
+		     id, PATTERNS_MAX);
 		return false;
 	}
 	tmp = realloc(*v, (*n + 1) * sizeof(*tmp));
@@ -268,6 +344,7 @@ static bool add_pattern(struct parser *p, unsigned line, struct pattern **v,
 	tmp[*n].src = strdup(src);
 	tmp[*n].line = line;
 	tmp[*n].code = NULL;
+	tmp[*n].shared = false;
 	if (!tmp[*n].src)
 		goto nomem;
 	(*n)++;
@@ -393,9 +470,11 @@ static void key_pattern(struct parser *p, unsigned line, const char *key,
 	if (!*value)
 		perr(p, line, "rule '%s': empty %s pattern", r->id, key);
 	else if (!strcmp(key, "match"))
-		add_pattern(p, line, &r->match, &r->n_match, value);
+		add_pattern(p, line, "rule", r->id, &r->match, &r->n_match,
+		            value);
 	else
-		add_pattern(p, line, &r->exclude, &r->n_exclude, value);
+		add_pattern(p, line, "rule", r->id, &r->exclude, &r->n_exclude,
+		            value);
 }
 
 static void key_literal(struct parser *p, unsigned line, const char *key,
@@ -503,14 +582,15 @@ static bool add_ref(struct parser *p, unsigned line, const char *key,
                     struct rule_refs *refs, const char *tok)
 {
 	struct ga_rule *r = p->cur;
+	const char *what = strcmp(key, "exclusion") ? "rule" : "exclusion";
 
 	if (!valid_id(tok)) {
-		perr(p, line, "rule '%s': %s: '%s' is not a rule id", r->id,
-		     key, tok);
+		perr(p, line, "rule '%s': %s: '%s' is not %s %s id", r->id, key,
+		     tok, *what == 'r' ? "a" : "an", what);
 		return false;
 	}
 	if (refs->n_id >= RULE_REFS_MAX) {
-		perr(p, line, "rule '%s': %s: too many rules", r->id, key);
+		perr(p, line, "rule '%s': %s: too many %ss", r->id, key, what);
 		return false;
 	}
 	return push_copy(p, line, &refs->id, &refs->n_id, tok);
@@ -526,11 +606,18 @@ static bool add_ignored_after(struct parser *p, unsigned line, const char *tok)
 	return add_ref(p, line, "ignored_after", &p->cur->ignored_after, tok);
 }
 
+static bool add_exclusion(struct parser *p, unsigned line, const char *tok)
+{
+	return add_ref(p, line, "exclusion", &p->cur->exclusions, tok);
+}
+
 static void key_refs(struct parser *p, unsigned line, const char *key,
                      char *value)
 {
 	each_item(p, line, value,
-	          strcmp(key, "echo_of") ? add_ignored_after : add_echo_of);
+	          !strcmp(key, "echo_of")     ? add_echo_of
+	          : !strcmp(key, "exclusion") ? add_exclusion
+	                                      : add_ignored_after);
 }
 
 static void key_hint(struct parser *p, unsigned line, const char *key,
@@ -552,18 +639,38 @@ static const struct {
 	void (*set)(struct parser *p, unsigned line, const char *key,
 	            char *value);
 } keys[] = {
-        {"class", key_class},       {"priority", key_priority},
-        {"match", key_pattern},     {"exclude", key_pattern},
-        {"literal", key_literal},   {"exit", key_exit},
-        {"signal", key_signal},     {"state", key_state},
-        {"oom_kill", key_oom_kill}, {"caseless", key_flag},
-        {"fallback", key_flag},     {"fatal", key_flag},
-        {"echo_of", key_refs},      {"ignored_after", key_refs},
-        {"hint", key_hint},
+        {"class", key_class},        {"priority", key_priority},
+        {"match", key_pattern},      {"exclude", key_pattern},
+        {"exclusion", key_refs},     {"literal", key_literal},
+        {"exit", key_exit},          {"signal", key_signal},
+        {"state", key_state},        {"oom_kill", key_oom_kill},
+        {"caseless", key_flag},      {"fallback", key_flag},
+        {"fatal", key_flag},         {"echo_of", key_refs},
+        {"ignored_after", key_refs}, {"hint", key_hint},
 };
+
+/* A key of an [exclusion ID] section: only "exclude =". */
+static void parse_exclusion_key(struct parser *p, unsigned line, char *key,
+                                char *value)
+{
+	struct exclusion *e = p->cur_exclusion;
+
+	if (strcmp(key, "exclude") != 0)
+		perr(p, line, "exclusion '%s': unknown key '%s' (exclude)",
+		     e->id, key);
+	else if (!*value)
+		perr(p, line, "exclusion '%s': empty exclude pattern", e->id);
+	else
+		add_pattern(p, line, "exclusion", e->id, &e->exclude,
+		            &e->n_exclude, value);
+}
 
 static void parse_key(struct parser *p, unsigned line, char *key, char *value)
 {
+	if (p->cur_exclusion) {
+		parse_exclusion_key(p, line, key, value);
+		return;
+	}
 	if (!p->cur) {
 		if (!p->bad_section)
 			perr(p, line, "'%s' outside a [rule ID] section", key);
@@ -577,7 +684,7 @@ static void parse_key(struct parser *p, unsigned line, char *key, char *value)
 	}
 	perr(p, line,
 	     "rule '%s': unknown key '%s' (class, priority, "
-	     "match, exclude, literal, exit, signal, state, "
+	     "match, exclude, exclusion, literal, exit, signal, state, "
 	     "oom_kill, caseless, fallback, fatal, echo_of, ignored_after, "
 	     "hint)",
 	     p->cur->id, key);
@@ -591,6 +698,7 @@ static int on_ini(void *ctx, unsigned line, char *name, char *value)
 		p->errors++; /* reported by the reader */
 		if (!value) {
 			finish_rule(p);
+			finish_exclusion(p);
 			p->bad_section = true; /* its keys: not reported */
 		}
 	} else if (!value)
@@ -612,8 +720,12 @@ int ga_rulefile_parse(const char *file, const char *text, struct ga_draft *d,
 		p.errors++;
 	}
 	finish_rule(&p);
+	finish_exclusion(&p);
 	for (size_t i = 0; i < p.n_seen; i++)
 		free(p.seen[i]);
 	free(p.seen);
+	for (size_t i = 0; i < p.n_seen_exclusions; i++)
+		free(p.seen_exclusions[i]);
+	free(p.seen_exclusions);
 	return p.errors;
 }

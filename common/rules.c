@@ -67,7 +67,18 @@ void ga_rule_destroy(struct ga_rule *r)
 	free(r->literal);
 	refs_free(&r->echo_of);
 	refs_free(&r->ignored_after);
+	refs_free(&r->exclusions);
 	free(r);
+}
+
+void ga_exclusion_destroy(struct exclusion *e)
+{
+	if (!e)
+		return;
+	free(e->id);
+	free(e->file);
+	pattern_free(e->exclude, e->n_exclude);
+	free(e);
 }
 
 void ga_ruleset_destroy(struct ga_ruleset *rs)
@@ -89,6 +100,9 @@ void ga_draft_finish(struct ga_draft *d)
 	for (size_t i = 0; i < d->n; i++)
 		ga_rule_destroy(d->rules[i]);
 	free(d->rules);
+	for (size_t i = 0; i < d->n_exclusions; i++)
+		ga_exclusion_destroy(d->exclusions[i]);
+	free(d->exclusions);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -104,6 +118,14 @@ static ssize_t find_id(struct ga_rule *const *rules, size_t n, const char *id)
 ssize_t ga_draft_find(const struct ga_draft *d, const char *id)
 {
 	return find_id(d->rules, d->n, id);
+}
+
+ssize_t ga_draft_find_exclusion(const struct ga_draft *d, const char *id)
+{
+	for (size_t i = 0; i < d->n_exclusions; i++)
+		if (strcmp(d->exclusions[i]->id, id) == 0)
+			return (ssize_t)i;
+	return -1;
 }
 
 /* ---- compiling ------------------------------------------------------- */
@@ -193,7 +215,11 @@ static bool nested_unbounded(const char *re)
 	return false;
 }
 
-static int compile_patterns(struct ga_rule *r, struct pattern *v, size_t n,
+/* Compile the N patterns V of OWNER ("rule", "exclusion") ID, written in
+ * FILE; errors and warnings are reported at their lines there, except for
+ * a pattern copied from an exclusion, which its own compilation reported. */
+static int compile_patterns(const char *owner, const char *id, const char *file,
+                            bool caseless, struct pattern *v, size_t n,
                             struct ga_diag *diag)
 {
 	int errors = 0;
@@ -201,34 +227,79 @@ static int compile_patterns(struct ga_rule *r, struct pattern *v, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		int err;
 		PCRE2_SIZE off;
-		uint32_t opts = r->caseless ? PCRE2_CASELESS : 0;
+		uint32_t opts = caseless ? PCRE2_CASELESS : 0;
 
 		/* Byte mode on purpose: logs hold invalid UTF-8 and NUL bytes,
 		 * and the patterns are ASCII. */
 		v[i].code = pcre2_compile((PCRE2_SPTR)v[i].src,
 		                          PCRE2_ZERO_TERMINATED, opts, &err,
 		                          &off, NULL);
+		if (!v[i].code && v[i].shared)
+			continue; /* the exclusion's own compilation reported it */
 		if (!v[i].code) {
 			PCRE2_UCHAR msg[256];
 
 			pcre2_get_error_message(err, msg, sizeof(msg));
-			ga_diag_error(diag, r->file, v[i].line,
-			              "rule '%s': %s at offset %zu", r->id,
+			ga_diag_error(diag, file, v[i].line,
+			              "%s '%s': %s at offset %zu", owner, id,
 			              (const char *)msg, (size_t)off);
 			errors++;
 			continue;
 		}
-		if (nested_unbounded(v[i].src))
+		if (!v[i].shared && nested_unbounded(v[i].src))
 			ga_diag_warn(
-			        diag, r->file, v[i].line,
-			        "rule '%s': a group with an unbounded "
+			        diag, file, v[i].line,
+			        "%s '%s': a group with an unbounded "
 			        "quantifier is itself repeated without bound: "
 			        "backtracking can cost every line up to the "
 			        "match limit; make the inner quantifier "
 			        "possessive (a++) or the group atomic (?>...)",
-			        r->id);
+			        owner, id);
 	}
 	return errors;
+}
+
+/* Append to R's exclude patterns those of every exclusion it names; an
+ * exclusion that no file defines is an error (at the rule's header). */
+static int expand_exclusions(const struct ga_draft *d, struct ga_rule *r,
+                             struct ga_diag *diag)
+{
+	int errors = 0;
+
+	for (size_t k = 0; k < r->exclusions.n_id; k++) {
+		ssize_t at = ga_draft_find_exclusion(d, r->exclusions.id[k]);
+		const struct exclusion *e;
+		struct pattern *tmp;
+
+		if (at < 0) {
+			ga_diag_error(diag, r->file, r->line,
+			              "rule '%s': exclusion: there is no "
+			              "[exclusion %s]",
+			              r->id, r->exclusions.id[k]);
+			errors++;
+			continue;
+		}
+		e = d->exclusions[at];
+		tmp = realloc(r->exclude,
+		              (r->n_exclude + e->n_exclude) * sizeof(*tmp));
+		if (!tmp)
+			goto nomem;
+		r->exclude = tmp;
+		for (size_t i = 0; i < e->n_exclude; i++) {
+			struct pattern *q = &r->exclude[r->n_exclude];
+
+			*q = e->exclude[i];
+			q->code = NULL;
+			q->shared = true;
+			if (!(q->src = strdup(e->exclude[i].src)))
+				goto nomem;
+			r->n_exclude++;
+		}
+	}
+	return errors;
+nomem:
+	ga_diag_error(diag, r->file, r->line, "out of memory");
+	return errors + 1;
 }
 
 static int cmp_priority(const void *a, const void *b)
@@ -515,11 +586,20 @@ static struct ga_ruleset *compile_draft(struct ga_draft *d, bool lint,
 	struct ga_ruleset *rs;
 	int errors = 0;
 
+	for (size_t i = 0; i < d->n_exclusions; i++) {
+		struct exclusion *e = d->exclusions[i];
+
+		errors += compile_patterns("exclusion", e->id, e->file, false,
+		                           e->exclude, e->n_exclude, diag);
+	}
 	for (size_t i = 0; i < d->n; i++) {
-		errors += compile_patterns(d->rules[i], d->rules[i]->match,
-		                           d->rules[i]->n_match, diag);
-		errors += compile_patterns(d->rules[i], d->rules[i]->exclude,
-		                           d->rules[i]->n_exclude, diag);
+		struct ga_rule *r = d->rules[i];
+
+		errors += expand_exclusions(d, r, diag);
+		errors += compile_patterns("rule", r->id, r->file, r->caseless,
+		                           r->match, r->n_match, diag);
+		errors += compile_patterns("rule", r->id, r->file, r->caseless,
+		                           r->exclude, r->n_exclude, diag);
 	}
 	if (errors)
 		return NULL;
@@ -974,7 +1054,15 @@ void ga_rule_format(const struct ga_rule *r, struct ga_buf *out)
 	for (size_t i = 0; i < r->n_match; i++)
 		ga_buf_printf(out, "match = %s\n", r->match[i].src);
 	for (size_t i = 0; i < r->n_exclude; i++)
-		ga_buf_printf(out, "exclude = %s\n", r->exclude[i].src);
+		if (!r->exclude[i].shared)
+			ga_buf_printf(out, "exclude = %s\n", r->exclude[i].src);
+	/* What the exclusions it names add, as comments after their names:
+	 * the list shows every line the rule does not count. */
+	write_refs(out, "exclusion", &r->exclusions);
+	for (size_t i = 0; i < r->n_exclude; i++)
+		if (r->exclude[i].shared)
+			ga_buf_printf(out, "; exclude = %s\n",
+			              r->exclude[i].src);
 	for (size_t i = 0; i < r->n_literal; i++) {
 		const char *l = r->literal[i];
 		size_t n = strlen(l);

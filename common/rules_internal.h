@@ -31,6 +31,23 @@ struct pattern {
 	unsigned line;
 	pcre2_code *code;
 	unsigned tries; /* matches run interpreted, until JIT_AFTER */
+	/* copied from an [exclusion] the rule names: its source line and
+	 * any warning about it belong to the exclusion, not to the rule */
+	bool shared;
+};
+
+/* A named list of exclude patterns, "[exclusion ID]", that rules take with
+ * "exclusion = ID": the lines that several rules must not count (an
+ * optional library's harmless "cannot open shared object file") are
+ * written once.  Rules name it by id; the names are resolved when the
+ * whole set of files has been read, so a later file's [exclusion] with the
+ * same id replaces it for every rule that names it. */
+struct exclusion {
+	char *id;
+	char *file;
+	unsigned line;
+	struct pattern *exclude;
+	size_t n_exclude;
 };
 
 /* Other rules that a rule names ("echo_of =", "ignored_after ="): the ids
@@ -66,19 +83,29 @@ struct ga_rule {
 	int oom;          /* -1 no condition, 0 none, 1 at least one */
 	struct rule_refs echo_of;
 	struct rule_refs ignored_after;
+	struct rule_refs exclusions; /* "exclusion =": ids only */
 };
 
-/* A list of rules while files are being applied. */
+/* A list of rules while files are being applied, with the exclusions
+ * they may name. */
 struct ga_draft {
 	struct ga_rule **rules;
 	size_t n;
 	size_t next_order;
+	struct exclusion **exclusions;
+	size_t n_exclusions;
 };
 
 /* Free R and everything it owns (NULL: nothing). */
 void ga_rule_destroy(struct ga_rule *r);
 
-/* Destroy D's rules and empty it. */
+/* Free E and everything it owns (NULL: nothing). */
+void ga_exclusion_destroy(struct exclusion *e);
+
+/* The index of the exclusion ID in D, or -1. */
+ssize_t ga_draft_find_exclusion(const struct ga_draft *d, const char *id);
+
+/* Destroy D's rules and exclusions and empty it. */
 void ga_draft_finish(struct ga_draft *d);
 
 /* The index of the rule ID in D, or -1. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "literals.h"
 #include "log.h"
 #include "prefilter.h"
@@ -211,14 +212,14 @@ static void test_errors(void)
 	expect_error("exclude without match",
 	             "[rule x]\nclass = nan\nsignal = SEGV\nexclude = abcd\n",
 	             1,
-	             "t.rules:1: error: rule 'x': 'exclude', 'literal', "
-	             "'fallback', 'fatal', 'echo_of' and 'ignored_after' need "
-	             "a 'match ='");
+	             "t.rules:1: error: rule 'x': 'exclude', 'exclusion', "
+	             "'literal', 'fallback', 'fatal', 'echo_of' and "
+	             "'ignored_after' need a 'match ='");
 	expect_error("literal without match",
 	             "[rule x]\nclass = nan\nsignal = SEGV\nliteral = abcd\n",
 	             1,
-	             "'exclude', 'literal', 'fallback', 'fatal', 'echo_of' "
-	             "and 'ignored_after' need a 'match ='");
+	             "'literal', 'fallback', 'fatal', 'echo_of' and "
+	             "'ignored_after' need a 'match ='");
 	expect_error("fatal without match",
 	             "[rule x]\nclass = nan\nsignal = SEGV\nfatal = yes\n", 1,
 	             "'echo_of' and 'ignored_after' need a 'match ='");
@@ -583,6 +584,124 @@ static void test_layering(void)
 	ga_ruleset_destroy(base);
 }
 
+/* Does rule ID of RS count LINE? */
+static int counts(const struct ga_ruleset *rs, const char *id, const char *line)
+{
+	const struct ga_rule *r = find_rule(rs, id, NULL);
+	struct ga_matcher *m = ga_matcher_create();
+	int v = r && m ? ga_rule_match(r, m, line, strlen(line)) : -1;
+
+	ga_matcher_destroy(m);
+	return v;
+}
+
+/* [exclusion ID]: exclude patterns written once and named by rules; the
+ * names are resolved once every file is read. */
+static void test_exclusions(void)
+{
+	static const char two_rules[] =
+	        "[exclusion optional-lib]\n"
+	        "exclude = \\bNCCL INFO\\b\n"
+	        "exclude = dlerror\n"
+	        "[rule a]\nclass = import_error\nmatch = cannot open shared\n"
+	        "exclusion = optional-lib\n"
+	        "[rule b]\nclass = io_error\nmatch = No such file\n"
+	        "exclude = retrying\nexclusion = optional-lib\n";
+	struct loaded l;
+	struct ga_buf out;
+
+	ga_buf_init(&out);
+	load_text(&l, two_rules, false);
+	ok(l.rs != NULL, "two rules name one exclusion");
+	if (l.rs) {
+		is_int(counts(l.rs, "a",
+		              "libfoo.so: cannot open shared object"),
+		       1, "a counts its line");
+		is_int(counts(l.rs, "a",
+		              "NCCL INFO libnccl-net.so: cannot open shared"),
+		       0, "the exclusion's first pattern holds for a");
+		is_int(counts(l.rs, "b", "dlerror: No such file"), 0,
+		       "the exclusion's second pattern holds for b");
+		is_int(counts(l.rs, "b", "No such file, retrying"), 0,
+		       "b's own exclude still holds");
+		is_int(counts(l.rs, "b", "x.pt: No such file"), 1,
+		       "b counts its line");
+		ga_rule_format(find_rule(l.rs, "b", NULL), &out);
+		ok(out.data && strstr(out.data, "exclude = retrying\n") &&
+		           strstr(out.data, "exclusion = optional-lib\n") &&
+		           strstr(out.data, "; exclude = dlerror\n"),
+		   "rules list: the rule's own excludes, the exclusion's name and "
+		   "its patterns as comments");
+	}
+	ga_buf_finish(&out);
+	unload(&l);
+
+	/* A later file's exclusion replaces the earlier one for every rule
+	 * that names it, built-in rules included. */
+	{
+		struct ga_rules_source src[2] = {
+		        {"10-a.rules",
+		         "[exclusion e]\nexclude = old\n"
+		         "[rule a]\nclass = nan\nmatch = loss is nan\n"
+		         "exclusion = e\n"},
+		        {"20-b.rules", "[exclusion e]\nexclude = new\n"},
+		};
+		struct ga_diag d;
+		struct ga_ruleset *rs;
+
+		ga_diag_init(&d, "rules");
+		rs = ga_rules_load_sources(src, 2, false, &d);
+		ok(rs != NULL, "an exclusion redefined in a later file");
+		if (rs) {
+			is_int(counts(rs, "a", "old: loss is nan"), 1,
+			       "the earlier definition is gone");
+			is_int(counts(rs, "a", "new: loss is nan"), 0,
+			       "the later definition holds");
+		}
+		ga_ruleset_destroy(rs);
+		ga_diag_finish(&d);
+	}
+
+	expect_error("an exclusion no file defines",
+	             "[rule a]\nclass = nan\nmatch = loss is nan\n"
+	             "exclusion = nowhere\n",
+	             1,
+	             "t.rules:1: error: rule 'a': exclusion: there is no "
+	             "[exclusion nowhere]");
+	expect_error("an exclusion without a pattern",
+	             "[exclusion e]\n[rule a]\nclass = nan\nmatch = x nan\n", 1,
+	             "t.rules:1: error: exclusion 'e': needs at least one "
+	             "'exclude ='");
+	expect_error("a key an exclusion does not take",
+	             "[exclusion e]\nexclude = abcd\nmatch = abcd\n", 1,
+	             "t.rules:3: error: exclusion 'e': unknown key 'match' "
+	             "(exclude)");
+	expect_error("an exclusion twice in one file",
+	             "[exclusion e]\nexclude = abcd\n"
+	             "[exclusion e]\nexclude = efgh\n",
+	             1,
+	             "t.rules:3: error: exclusion 'e' is defined twice in this "
+	             "file");
+	expect_error("a bad pattern, reported where the exclusion has it",
+	             "[exclusion e]\nexclude = (abcd\n"
+	             "[rule a]\nclass = nan\nmatch = loss is nan\n"
+	             "exclusion = e\n",
+	             1,
+	             "t.rules:2: error: exclusion 'e': missing closing "
+	             "parenthesis");
+	expect_error("exclusion needs a match",
+	             "[exclusion e]\nexclude = abcd\n"
+	             "[rule a]\nclass = nan\nsignal = SEGV\nexclusion = e\n",
+	             1, "'exclude', 'exclusion', 'literal'");
+	expect_error("exclusion: not an id",
+	             "[rule a]\nclass = nan\nmatch = abcd\nexclusion = a/b\n",
+	             1,
+	             "t.rules:4: error: rule 'a': exclusion: 'a/b' is not an "
+	             "exclusion id");
+	expect_error("an exclusion's id", "[exclusion a/b]\nexclude = abcd\n",
+	             1, "t.rules:1: error: invalid exclusion id 'a/b'");
+}
+
 static int write_file(const char *path, const char *data, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -880,6 +999,7 @@ int main(void)
 	test_accepts();
 	test_order();
 	test_layering();
+	test_exclusions();
 	test_dir();
 	test_literals();
 	test_builtin();
