@@ -170,11 +170,12 @@ static size_t pid_prefix(const char *s, size_t len)
 	return j + 2;
 }
 
-/* Length of Docker Compose's service prefix at S: the container's name,
- * padding and "| " ("trainer-1  | ", "web_1  | ").  0 when there is none. */
-static size_t compose_prefix(const char *s, size_t len)
+/* Length of a container's or a role's name at S, as prefixes carry it: a
+ * letter, then letters, digits, '_', '-' (and '.' when DOT), at most 64
+ * bytes.  0 when S does not start with a letter. */
+static size_t prefix_name(const char *s, size_t len, bool dot)
 {
-	size_t j = 0, k;
+	size_t j = 0;
 
 	if (len == 0 ||
 	    !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
@@ -182,8 +183,19 @@ static size_t compose_prefix(const char *s, size_t len)
 	while (j < len && j < 64 &&
 	       ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z') ||
 	        (s[j] >= '0' && s[j] <= '9') || s[j] == '_' || s[j] == '-' ||
-	        s[j] == '.'))
+	        (dot && s[j] == '.')))
 		j++;
+	return j;
+}
+
+/* Length of Docker Compose's service prefix at S: the container's name,
+ * padding and "| " ("trainer-1  | ", "web_1  | ").  0 when there is none. */
+static size_t compose_prefix(const char *s, size_t len)
+{
+	size_t j = prefix_name(s, len, true), k;
+
+	if (j == 0)
+		return 0;
 	for (k = j; k < len && s[k] == ' '; k++)
 		;
 	if (k == j || k + 1 >= len || s[k] != '|' || s[k + 1] != ' ')
@@ -197,16 +209,9 @@ static size_t compose_prefix(const char *s, size_t len)
  * torchrun's own "[3]:" when it tees).  0 when there is none. */
 static size_t torchx_prefix(const char *s, size_t len)
 {
-	size_t j = 0, d;
+	size_t j = prefix_name(s, len, false), d;
 
-	if (len == 0 ||
-	    !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
-		return 0;
-	while (j < len && j < 64 &&
-	       ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z') ||
-	        (s[j] >= '0' && s[j] <= '9') || s[j] == '_' || s[j] == '-'))
-		j++;
-	if (j >= len || s[j] != '/')
+	if (j == 0 || j >= len || s[j] != '/')
 		return 0;
 	for (d = ++j; j < len && j - d < 6 && s[j] >= '0' && s[j] <= '9'; j++)
 		;
