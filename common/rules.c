@@ -261,14 +261,14 @@ static int compile_patterns(const char *owner, const char *id, const char *file,
 
 /* Append to R's exclude patterns those of every exclusion it names; an
  * exclusion that no file defines is an error (at the rule's header). */
-static int expand_exclusions(const struct ga_draft *d, struct ga_rule *r,
+static int expand_exclusions(struct ga_draft *d, struct ga_rule *r,
                              struct ga_diag *diag)
 {
 	int errors = 0;
 
 	for (size_t k = 0; k < r->exclusions.n_id; k++) {
 		ssize_t at = ga_draft_find_exclusion(d, r->exclusions.id[k]);
-		const struct exclusion *e;
+		struct exclusion *e;
 		struct pattern *tmp;
 
 		if (at < 0) {
@@ -280,6 +280,7 @@ static int expand_exclusions(const struct ga_draft *d, struct ga_rule *r,
 			continue;
 		}
 		e = d->exclusions[at];
+		e->named = true;
 		tmp = realloc(r->exclude,
 		              (r->n_exclude + e->n_exclude) * sizeof(*tmp));
 		if (!tmp)
@@ -601,6 +602,15 @@ static struct ga_ruleset *compile_draft(struct ga_draft *d, bool lint,
 		errors += compile_patterns("rule", r->id, r->file, r->caseless,
 		                           r->exclude, r->n_exclude, diag);
 	}
+	/* An exclusion no rule names does nothing: most likely its id or a
+	 * rule's "exclusion =" is misspelt (an admin's replacement of a
+	 * built-in one would then change nothing). */
+	for (size_t i = 0; i < d->n_exclusions; i++)
+		if (!d->exclusions[i]->named)
+			ga_diag_warn(diag, d->exclusions[i]->file,
+			             d->exclusions[i]->line,
+			             "exclusion '%s': no rule names it",
+			             d->exclusions[i]->id);
 	if (errors)
 		return NULL;
 	rs = calloc(1, sizeof(*rs));

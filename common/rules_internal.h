@@ -48,6 +48,7 @@ struct exclusion {
 	unsigned line;
 	struct pattern *exclude;
 	size_t n_exclude;
+	bool named; /* some rule names it */
 };
 
 /* Other rules that a rule names ("echo_of =", "ignored_after ="): the ids

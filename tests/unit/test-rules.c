@@ -662,6 +662,16 @@ static void test_exclusions(void)
 		ga_diag_finish(&d);
 	}
 
+	{
+		struct loaded w;
+
+		expect_warning(
+		        &w, "an exclusion no rule names",
+		        "[exclusion optional-libary]\nexclude = abcd\n",
+		        "t.rules:1: warning: exclusion 'optional-libary': "
+		        "no rule names it");
+		unload(&w);
+	}
 	expect_error("an exclusion no file defines",
 	             "[rule a]\nclass = nan\nmatch = loss is nan\n"
 	             "exclusion = nowhere\n",
