@@ -582,15 +582,16 @@ static bool add_ref(struct parser *p, unsigned line, const char *key,
                     struct rule_refs *refs, const char *tok)
 {
 	struct ga_rule *r = p->cur;
-	const char *what = strcmp(key, "exclusion") ? "rule" : "exclusion";
+	bool exclusion = !strcmp(key, "exclusion"); /* else it names rules */
 
 	if (!valid_id(tok)) {
-		perr(p, line, "rule '%s': %s: '%s' is not %s %s id", r->id, key,
-		     tok, *what == 'r' ? "a" : "an", what);
+		perr(p, line, "rule '%s': %s: '%s' is not %s id", r->id, key,
+		     tok, exclusion ? "an exclusion" : "a rule");
 		return false;
 	}
 	if (refs->n_id >= RULE_REFS_MAX) {
-		perr(p, line, "rule '%s': %s: too many %ss", r->id, key, what);
+		perr(p, line, "rule '%s': %s: too many %s", r->id, key,
+		     exclusion ? "exclusions" : "rules");
 		return false;
 	}
 	return push_copy(p, line, &refs->id, &refs->n_id, tok);
