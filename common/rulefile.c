@@ -197,6 +197,14 @@ drop:
 	ga_exclusion_destroy(e);
 }
 
+/* A section ends (the next header, a rejected one, or the file's end):
+ * commit the rule or the exclusion being defined (at most one is). */
+static void finish_section(struct parser *p)
+{
+	finish_rule(p);
+	finish_exclusion(p);
+}
+
 /* Append a copy of S to the array *V of *N strings.  False: out of
  * memory (reported at LINE), *V and *N unchanged. */
 static bool push_copy(struct parser *p, unsigned line, char ***v, size_t *n,
@@ -257,8 +265,7 @@ static void parse_section(struct parser *p, unsigned line, char *s)
 {
 	char *kind, *id;
 
-	finish_rule(p);
-	finish_exclusion(p);
+	finish_section(p);
 	p->bad_section = true;
 	kind = trim(s);
 	id = kind + strcspn(kind, " \t");
@@ -698,8 +705,7 @@ static int on_ini(void *ctx, unsigned line, char *name, char *value)
 	if (!name) {
 		p->errors++; /* reported by the reader */
 		if (!value) {
-			finish_rule(p);
-			finish_exclusion(p);
+			finish_section(p);
 			p->bad_section = true; /* its keys: not reported */
 		}
 	} else if (!value)
@@ -720,8 +726,7 @@ int ga_rulefile_parse(const char *file, const char *text, struct ga_draft *d,
 		ga_diag_error(diag, file, 0, "out of memory");
 		p.errors++;
 	}
-	finish_rule(&p);
-	finish_exclusion(&p);
+	finish_section(&p);
 	for (size_t i = 0; i < p.n_seen; i++)
 		free(p.seen[i]);
 	free(p.seen);
