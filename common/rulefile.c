@@ -25,6 +25,7 @@ static bool word_byte(char c)
 int ga_rulefile_literal_body(const char *v, char **body, unsigned *flags)
 {
 	size_t n = strlen(v), s = 0;
+	char *o;
 
 	*body = NULL;
 	*flags = 0;
@@ -36,13 +37,29 @@ int ga_rulefile_literal_body(const char *v, char **body, unsigned *flags)
 	}
 	if (n >= s + 3 && v[n - 2] == '\\' && v[n - 1] == 'b' &&
 	    v[n - 3] != '\\') {
-		if (!word_byte(v[n - 3]))
+		/* "\t\b": the boundary would be next to a tab. */
+		if (!word_byte(v[n - 3]) || (n >= s + 4 && v[n - 4] == '\\'))
 			return -EINVAL;
 		n -= 2;
 		*flags |= GA_PREFILTER_WORD_END;
 	}
-	*body = strndup(v + s, n - s);
-	return *body ? 0 : -ENOMEM;
+	/* "\t" is a tab, for fields a program separates with tabs (Lua's
+	 * print): a tab typed as such is not told from blanks when the rule
+	 * file is read. */
+	*body = malloc(n - s + 1);
+	if (!*body)
+		return -ENOMEM;
+	o = *body;
+	for (size_t i = s; i < n; i++) {
+		if (v[i] == '\\' && i + 1 < n && v[i + 1] == 't') {
+			*o++ = '\t';
+			i++;
+		} else {
+			*o++ = v[i];
+		}
+	}
+	*o = '\0';
+	return 0;
 }
 
 struct parser {

@@ -18,8 +18,9 @@ int ga_rulefile_parse(const char *file, const char *text, struct ga_draft *d,
 
 /* A literal as a rule writes it: "\b" at its start or end asks for a
  * word boundary there (PCRE2's \b, which needs a letter, digit or '_'
- * on the literal's side).  Sets *BODY (allocated) to the text without
- * them and *FLAGS to GA_PREFILTER_WORD_*.  Returns 0, -EINVAL when a
+ * on the literal's side); "\t" is a tab.  Sets *BODY (allocated) to the
+ * text without the boundaries, tabs in place, and *FLAGS to
+ * GA_PREFILTER_WORD_*.  Returns 0, -EINVAL when a
  * "\b" is next to another character, or -ENOMEM (*BODY NULL then). */
 int ga_rulefile_literal_body(const char *v, char **body, unsigned *flags);
 

@@ -13,6 +13,7 @@
 #include "literals.h"
 #include "log.h"
 #include "prefilter.h"
+#include "rulefile.h"
 #include "tap.h"
 
 static void quiet(enum ga_log_level level, const char *msg, void *ctx)
@@ -379,6 +380,7 @@ static void test_accepts(void)
 	          "literal = \" nan \"\n"
 	          "literal = \" inf\\b\"\n"
 	          "literal = of memory\n"
+	          "literal = \"\\tnan\\b\"\n"
 	          "exit = 1, 2 3\n"
 	          "caseless = yes\n"
 	          "hint = do this\n"
@@ -412,6 +414,8 @@ static void test_accepts(void)
 		   "format: quoted literal keeps its blanks");
 		ok(has_str(b.data, "literal = \" inf\\b\"\n"),
 		   "format: a word boundary as written");
+		ok(has_str(b.data, "literal = \\tnan\\b\n"),
+		   "format: a tab as written");
 		ga_buf_finish(&b);
 	}
 	r = find_rule(l.rs, "status", NULL);
@@ -965,6 +969,44 @@ static void test_literals(void)
 	       "more alternatives than MAX: none");
 }
 
+/* A literal as written: word boundaries and tabs. */
+static void test_literal_body(void)
+{
+	static const struct {
+		const char *written, *body;
+		unsigned flags;
+	} good[] = {
+	        {"out of memory", "out of memory", 0},
+	        {" inf\\b", " inf", GA_PREFILTER_WORD_END},
+	        {"\\bOOM when", "OOM when", GA_PREFILTER_WORD_START},
+	        {"\\tnan\\b", "\tnan", GA_PREFILTER_WORD_END},
+	        {"err\\t\\tnan", "err\t\tnan", 0},
+	};
+	static const char *const bad[] = {
+	        "\\b nan", /* a boundary next to a blank */
+	        "nan \\b",
+	        "nan\\t\\b", /* ... or next to a tab */
+	        "\\b\\tnan",
+	};
+	char *body;
+	unsigned flags;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		is_int(ga_rulefile_literal_body(good[i].written, &body, &flags),
+		       0, "literal '%s' is valid", good[i].written);
+		is_str(body, good[i].body, "literal '%s': its text",
+		       good[i].written);
+		is_int((int)flags, (int)good[i].flags, "literal '%s': flags",
+		       good[i].written);
+		free(body);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		is_int(ga_rulefile_literal_body(bad[i], &body, &flags), -EINVAL,
+		       "literal '%s' is refused", bad[i]);
+		ok(body == NULL, "literal '%s': no text", bad[i]);
+	}
+}
+
 /* Each extracted literal really is in every match: check a few patterns
  * against matching subjects through a rule. */
 static void test_builtin(void)
@@ -1012,6 +1054,7 @@ int main(void)
 	test_exclusions();
 	test_dir();
 	test_literals();
+	test_literal_body();
 	test_builtin();
 	return tap_done();
 }
