@@ -12,7 +12,8 @@ The project is the GitHub owner/name of the URL, or the site's host.
 Every record is checked before anything is written (an id of lower-case
 letters, digits, '.', '_' and '-' not already here; a class id of the
 taxonomy, as common/taxonomy.c defines them, read by corpus/taxonomy.py;
-EXIT empty or an integer; an http(s) URL not already here; a reason);
+EXIT empty, 0-255 or -N for signal N, as gpualert eval reads it; an
+http(s) URL not already here; a reason);
 then writes logs/ID.log and adds a row to labels.tsv (sorted by file)."""
 import os
 import re
@@ -67,6 +68,11 @@ def main():
             errors.append("%s: class %r is not a class id" % (where, cls))
         if code and not re.fullmatch(r"-?\d+", code):
             errors.append("%s: exit status %r is not an integer" % (where, code))
+        elif code and not -64 <= int(code) <= 255:
+            # What gpualert eval reads: 0-255, or -N for signal N.  A
+            # Windows status such as -1073741819 (0xC0000005) is none.
+            errors.append("%s: exit status %s is not 0-255 or -N for a "
+                          "signal" % (where, code))
         if not re.match(r"https?://\S+$", url):
             errors.append("%s: bad URL %r" % (where, url))
         elif url in urls:

@@ -78,6 +78,7 @@ with tempfile.TemporaryDirectory() as tmp:
         "a class that is not a class id ('exit=' from a checker's fix)":
             variant(cls="exit=", code="-9"),
         "an exit status that is not an integer": variant(code="SIGKILL"),
+        "a Windows status, not an exit status": variant(code="-1073741819"),
         "an id already here":
             variant(lid="proj-2", url="https://github.com/o/proj/issues/9"),
         "a URL already here": variant(url="https://github.com/o/old/issues/1"),
