@@ -44,8 +44,8 @@ int ga_rulefile_literal_body(const char *v, char **body, unsigned *flags)
 		*flags |= GA_PREFILTER_WORD_END;
 	}
 	/* "\t" is a tab, for fields a program separates with tabs (Lua's
-	 * print): a tab typed as such is not told from blanks when the rule
-	 * file is read. */
+	 * print): a tab typed as such looks like blanks to whoever reads the
+	 * rule file. */
 	*body = malloc(n - s + 1);
 	if (!*body)
 		return -ENOMEM;
