@@ -38,7 +38,8 @@ int ga_rulefile_literal_body(const char *v, char **body, unsigned *flags)
 	if (n >= s + 3 && v[n - 2] == '\\' && v[n - 1] == 'b' &&
 	    v[n - 3] != '\\') {
 		/* "\t\b": the boundary would be next to a tab. */
-		if (!word_byte(v[n - 3]) || (n >= s + 4 && v[n - 4] == '\\'))
+		if (!word_byte(v[n - 3]) ||
+		    (v[n - 3] == 't' && n >= s + 4 && v[n - 4] == '\\'))
 			return -EINVAL;
 		n -= 2;
 		*flags |= GA_PREFILTER_WORD_END;

@@ -981,6 +981,8 @@ static void test_literal_body(void)
 	        {"\\bOOM when", "OOM when", GA_PREFILTER_WORD_START},
 	        {"\\tnan\\b", "\tnan", GA_PREFILTER_WORD_END},
 	        {"err\\t\\tnan", "err\t\tnan", 0},
+	        /* Only "\t" is an escape: another backslash stays. */
+	        {"dir\\c\\b", "dir\\c", GA_PREFILTER_WORD_END},
 	};
 	static const char *const bad[] = {
 	        "\\b nan", /* a boundary next to a blank */
