@@ -104,6 +104,26 @@ static void remove_log(const struct ga_record *r)
 	(void)rmdir(dirname(dir)); /* the job's folder, once empty */
 }
 
+/* How many bytes child_main() will read of RECS: each record from its
+ * start to its end, the newest MAX_BYTES of it at most (0: all). */
+static uint64_t bytes_to_read(const struct ga_record *recs, size_t n,
+                              uint64_t max_bytes)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct stat s;
+		uint64_t len;
+
+		if (recs[i].fd < 0 || fstat(recs[i].fd, &s) < 0 ||
+		    (uint64_t)s.st_size <= recs[i].start)
+			continue;
+		len = (uint64_t)s.st_size - recs[i].start;
+		total += max_bytes && len > max_bytes ? max_bytes : len;
+	}
+	return total;
+}
+
 static void __attribute__((noreturn))
 child_main(const struct ga_record *recs, size_t n,
            const struct ga_record_opts *o, int out)
@@ -125,6 +145,7 @@ child_main(const struct ga_record *recs, size_t n,
 		_exit(4);
 	if (o->tail_lines)
 		ga_classifier_set_tail(c, o->tail_lines, 16 * 1024);
+	ga_classifier_expect(c, bytes_to_read(recs, n, o->max_bytes));
 	for (size_t i = 0; i < n; i++) {
 		struct stat s;
 		uint64_t from = recs[i].start, end;
