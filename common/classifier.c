@@ -1390,7 +1390,6 @@ int ga_classify_fd(const struct ga_ruleset *rs, int fd,
 	const char *prev = NULL;
 	size_t prev_len = 0;
 	int rc = 0, cur = 0;
-
 	struct stat fst;
 	off_t at;
 
