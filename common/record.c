@@ -104,23 +104,33 @@ static void remove_log(const struct ga_record *r)
 	(void)rmdir(dirname(dir)); /* the job's folder, once empty */
 }
 
-/* How many bytes child_main() will read of RECS: each record from its
- * start to its end, the newest MAX_BYTES of it at most (0: all). */
+/* The bytes of record R that child_main() reads: from its start to its
+ * end, the newest MAX_BYTES of it at most (0: all).  False when it cannot
+ * be read at all. */
+static bool record_range(const struct ga_record *r, uint64_t max_bytes,
+                         uint64_t *from, uint64_t *end)
+{
+	struct stat s;
+
+	if (r->fd < 0 || fstat(r->fd, &s) < 0)
+		return false;
+	*from = r->start;
+	*end = (uint64_t)s.st_size;
+	if (max_bytes && *end > *from && *end - *from > max_bytes)
+		*from = *end - max_bytes;
+	return true;
+}
+
+/* How many bytes child_main() will read of RECS. */
 static uint64_t bytes_to_read(const struct ga_record *recs, size_t n,
                               uint64_t max_bytes)
 {
-	uint64_t total = 0;
+	uint64_t total = 0, from, end;
 
-	for (size_t i = 0; i < n; i++) {
-		struct stat s;
-		uint64_t len;
-
-		if (recs[i].fd < 0 || fstat(recs[i].fd, &s) < 0 ||
-		    (uint64_t)s.st_size <= recs[i].start)
-			continue;
-		len = (uint64_t)s.st_size - recs[i].start;
-		total += max_bytes && len > max_bytes ? max_bytes : len;
-	}
+	for (size_t i = 0; i < n; i++)
+		if (record_range(&recs[i], max_bytes, &from, &end) &&
+		    end > from)
+			total += end - from;
 	return total;
 }
 
@@ -147,21 +157,16 @@ child_main(const struct ga_record *recs, size_t n,
 		ga_classifier_set_tail(c, o->tail_lines, 16 * 1024);
 	ga_classifier_expect(c, bytes_to_read(recs, n, o->max_bytes));
 	for (size_t i = 0; i < n; i++) {
-		struct stat s;
-		uint64_t from = recs[i].start, end;
+		uint64_t from, end;
 		off_t data;
 
-		if (recs[i].fd < 0 || fstat(recs[i].fd, &s) < 0)
+		if (!record_range(&recs[i], o->max_bytes, &from, &end))
 			continue;
-		end = (uint64_t)s.st_size;
 		if (i == 0)
 			st.end = end;
 		if (end <= from)
 			continue;
-		if (o->max_bytes && end - from > o->max_bytes) {
-			st.skipped += end - o->max_bytes - from;
-			from = end - o->max_bytes;
-		}
+		st.skipped += from - recs[i].start; /* over max_bytes */
 		/* A log whose middle was punched out: start at its data. */
 		data = lseek(recs[i].fd, (off_t)from, SEEK_DATA);
 		if (data > (off_t)from && (uint64_t)data < end) {
