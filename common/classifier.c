@@ -54,10 +54,11 @@ struct rule_rec {
 /* Anchors are re-chosen from the first TUNE_SAMPLE bytes of the log. */
 #define TUNE_SAMPLE (64 * 1024)
 /* ... when the log is at least this long, or of unknown length.  Choosing
- * them costs about 125 million instructions with the built-in rules,
- * which the re-chosen literals repay at some 11 to 13 million per MiB
- * read (callgrind, tests/bench's plain and noisy mixes: 15 to 17 million
- * per MiB with the ruleset's own literals, 3 to 4 with re-chosen ones). */
+ * them costs 114 to 125 million instructions with the built-in rules,
+ * which the re-chosen literals repay at 14 to 15 million per MB read
+ * (tests/bench/bench-instructions.sh at 1 and 4 MB: 16.6 to 19.1 million
+ * per MB with the ruleset's own literals, 2.9 to 4.0 with re-chosen ones;
+ * even at about 8.3 MB). */
 #define TUNE_WORTH (8u << 20)
 
 struct ga_classifier {
