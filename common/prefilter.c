@@ -23,15 +23,19 @@
  * only a position whose masks share a bucket goes on, to a bit table of
  * the 4-byte words (fingerprint and next byte) that some literal can
  * hold there, then to a perfect hash of the fingerprints, and from there
- * to the literals with the fingerprint it holds.  On the noisy log of
- * tests/bench the buckets accept 2.6 % of the positions, the bit table
- * a seventh of those.  Without AVX2 the same test uses a byte table per fingerprint
- * byte, and no bit table.
+ * to the literals with the fingerprint it holds.  On the logs of
+ * tests/bench (24 MB, tuned to their first 64 KiB) the buckets accept
+ * 1.6 % (plain) and 5 % (noisy) of the positions, the bit table a fifth
+ * to a quarter of those; the ruleset's own tables accept 7 to 9 %.
+ * Without AVX2 the same test uses a byte table per fingerprint byte, and
+ * no bit table.
  *
  * The nibble tables accept every combination of the nibbles a bucket
  * holds, not only its fingerprints, so the choice of fingerprint and
  * bucket decides the cost: each literal takes the window and bucket that
- * add the fewest accepted positions.  That is counted on a sample of the
+ * add the fewest accepted positions, the costliest literals first, so
+ * that the outcome does not depend on where a rule stands in the rule
+ * files (placement_order()).  That is counted on a sample of the
  * log when there is one (ga_prefilter_tune: "INFO" is on every line of
  * one log, absent from another), else estimated from typical byte
  * frequencies.  A fingerprint that log noise triggers costs a comparison
@@ -497,18 +501,15 @@ static void add_masks(uint16_t *lo, uint16_t *hi, const struct literal *l,
 	}
 }
 
-/* Put literal I where it adds the least: the fingerprint's own
- * occurrences plus what the bucket then lets through in addition. */
-static void place(struct ga_prefilter *pf, const struct counts *cnt,
-                  struct filling *f, size_t i)
+/* The windows of literal L worth trying, into CAND, those that occur
+ * least by themselves first (then those with the rarest bytes); returns
+ * how many (WINDOWS at most: trying every window of a long literal in
+ * every bucket costs more than it finds). */
+static size_t candidates(const struct counts *cnt, const struct literal *l,
+                         size_t cand[WINDOWS])
 {
-	struct literal *l = &pf->lits[i];
-	size_t cand[WINDOWS], n_cand = 0, b_best = 0;
-	double c_best = HUGE_VAL;
+	size_t n_cand = 0;
 
-	/* The WINDOWS windows that occur least by themselves (then with the
-	 * rarest bytes) are the candidates: trying every window of a long
-	 * literal in every bucket costs more than it finds. */
 	for (size_t k = 0; k + FP <= l->len; k++) {
 		double w = window_weight(cnt, l, k);
 		size_t at = n_cand < WINDOWS ? n_cand++ : WINDOWS;
@@ -521,6 +522,41 @@ static void place(struct ga_prefilter *pf, const struct counts *cnt,
 		if (at < WINDOWS)
 			cand[at] = k;
 	}
+	return n_cand;
+}
+
+/* What literal I costs at the least in a bucket of its own (its window's
+ * own occurrences and what the bucket lets through), which orders the
+ * placement.  F holds no literal yet. */
+static double alone(const struct ga_prefilter *pf, const struct counts *cnt,
+                    const struct filling *f, size_t i)
+{
+	const struct literal *l = &pf->lits[i];
+	size_t cand[WINDOWS], n_cand = candidates(cnt, l, cand);
+	double c_best = HUGE_VAL;
+
+	for (size_t ci = 0; ci < n_cand; ci++) {
+		uint16_t wl[FP] = {0}, wh[FP] = {0};
+		double c;
+
+		add_masks(wl, wh, l, cand[ci]);
+		c = own_count(cnt, l, cand[ci]) +
+		    bucket_cost(cnt, f, 0, wl, wh);
+		if (c < c_best)
+			c_best = c;
+	}
+	return c_best;
+}
+
+/* Put literal I where it adds the least: the fingerprint's own
+ * occurrences plus what the bucket then lets through in addition. */
+static void place(struct ga_prefilter *pf, const struct counts *cnt,
+                  struct filling *f, size_t i)
+{
+	struct literal *l = &pf->lits[i];
+	size_t cand[WINDOWS], n_cand = candidates(cnt, l, cand), b_best = 0;
+	double c_best = HUGE_VAL;
+
 	for (size_t ci = 0; ci < n_cand; ci++) {
 		size_t k = cand[ci];
 		double own = own_count(cnt, l, k);
@@ -579,6 +615,69 @@ static void unplace(struct ga_prefilter *pf, const struct counts *cnt,
 		if (f->where[o] == b)
 			add_masks(lo, hi, &pf->lits[o], pf->lits[o].anchor);
 	bucket_set(cnt, f, b, lo, hi);
+}
+
+/* A literal to place, and what it costs alone. */
+struct to_place {
+	double cost;
+	const struct literal *l;
+	uint32_t id;
+};
+
+/* The costliest first; the same literals in the same order whatever
+ * their order in the rule files. */
+static int cmp_to_place(const void *a, const void *b)
+{
+	const struct to_place *x = a, *y = b;
+	size_t n = x->l->len < y->l->len ? x->l->len : y->l->len;
+	int c;
+
+	if (x->cost != y->cost)
+		return x->cost > y->cost ? -1 : 1;
+	c = memcmp(x->l->raw, y->l->raw, n);
+	if (c)
+		return c;
+	if (x->l->len != y->l->len)
+		return x->l->len < y->l->len ? -1 : 1;
+	if (x->l->flags != y->l->flags)
+		return x->l->flags < y->l->flags ? -1 : 1;
+	return x->id < y->id ? -1 : (x->id > y->id);
+}
+
+/* The literals to place (twins stand for theirs), into a new array of
+ * *N ids: those that cost the most in a bucket of their own come first,
+ * and the cheap ones fill in around them.  In the rule files' order, the
+ * outcome was a lottery of that order: one literal more anywhere moved
+ * dozens of others, and a sample could accept a third more or less
+ * positions depending on where a rule happened to stand.  F holds no
+ * literal yet. */
+static uint32_t *placement_order(const struct ga_prefilter *pf,
+                                 const struct counts *cnt,
+                                 const struct filling *f, size_t *n)
+{
+	struct to_place *tp = malloc((pf->n_lits + 1) * sizeof(*tp));
+	uint32_t *order = malloc((pf->n_lits + 1) * sizeof(*order));
+	size_t m = 0;
+
+	if (!tp || !order) {
+		free(tp);
+		free(order);
+		return NULL;
+	}
+	for (size_t i = 0; i < pf->n_lits; i++) {
+		if (pf->lits[i].twin != i)
+			continue;
+		tp[m].cost = alone(pf, cnt, f, i);
+		tp[m].l = &pf->lits[i];
+		tp[m].id = (uint32_t)i;
+		m++;
+	}
+	qsort(tp, m, sizeof(*tp), cmp_to_place);
+	for (size_t k = 0; k < m; k++)
+		order[k] = tp[k].id;
+	free(tp);
+	*n = m;
+	return order;
 }
 
 /* Literals in the order of their fingerprints, twins next to each
@@ -792,15 +891,17 @@ static int build_groups(struct ga_prefilter *pf)
  * (bucket_cost).  Every literal also costs a comparison wherever its
  * fingerprint occurs, and those are not independent at all ("INF" in a
  * log of INFO lines): they come from the sample's counts.  Each literal,
- * in turn, takes the window and bucket that add the least.  With a
- * sample, each is then taken out and placed again, which undoes
- * the worst choices of the first pass (made before the later literals
- * were known); the prefilter without one only serves the sample.
- * Twins (the same literal for several rules) take their first's place:
- * they are compared once. */
+ * in turn, takes the window and bucket that add the least, the costliest
+ * first (placement_order()).  With a sample, each is then taken out and
+ * placed again, which undoes the worst choices of the first pass (made
+ * before the later literals were known); the prefilter without one only
+ * serves the sample.  Twins (the same literal for several rules) take
+ * their first's place: they are compared once. */
 static int build(struct ga_prefilter *pf, const struct counts *cnt)
 {
 	struct filling *f = calloc(1, sizeof(*f));
+	uint32_t *order = NULL;
+	size_t n_order = 0;
 	int rc = -1;
 
 	if (f)
@@ -810,15 +911,15 @@ static int build(struct ga_prefilter *pf, const struct counts *cnt)
 	pf->simd = cpu_has_avx2();
 	for (size_t i = 0; i < pf->n_lits; i++)
 		f->where[i] = NONE;
-	for (size_t i = 0; i < pf->n_lits; i++)
-		if (pf->lits[i].twin == i)
-			place(pf, cnt, f, i);
+	order = placement_order(pf, cnt, f, &n_order);
+	if (!order)
+		goto out;
+	for (size_t k = 0; k < n_order; k++)
+		place(pf, cnt, f, order[k]);
 	for (int pass = 0; cnt->grams && pass < 1; pass++) {
-		for (size_t i = 0; i < pf->n_lits; i++) {
-			if (pf->lits[i].twin != i)
-				continue;
-			unplace(pf, cnt, f, i);
-			place(pf, cnt, f, i);
+		for (size_t k = 0; k < n_order; k++) {
+			unplace(pf, cnt, f, order[k]);
+			place(pf, cnt, f, order[k]);
 		}
 	}
 	for (size_t i = 0; i < pf->n_lits; i++) {
@@ -855,6 +956,7 @@ out:
 	if (f)
 		free(f->where);
 	free(f);
+	free(order);
 	return rc;
 }
 
@@ -1094,6 +1196,28 @@ nomem:
 	ga_prefilter_destroy(t);
 	errno = ENOMEM;
 	return NULL;
+}
+
+size_t ga_prefilter_accepted(const struct ga_prefilter *pf, const char *data,
+                             size_t len)
+{
+	const unsigned char *s = (const unsigned char *)data;
+	size_t n = 0;
+
+	for (size_t p = 0; p + FP <= len; p++) {
+		unsigned any = 0;
+
+		for (int b = 0; b < BANKS; b++) {
+			unsigned m = 0xff;
+
+			for (int j = 0; j < FP; j++)
+				m &= (unsigned)pf->banks[b].nib[j][0][s[p + j] & 15] &
+				     pf->banks[b].nib[j][1][s[p + j] >> 4];
+			any |= m;
+		}
+		n += any != 0;
+	}
+	return n;
 }
 
 /* Hits found but not reported yet: the search meets literals in the

@@ -469,6 +469,102 @@ static uint64_t reference_count(const struct ga_ruleset *rs, size_t i,
 	return n;
 }
 
+/* The buckets a literal lands in must not depend on where it stands in
+ * the rule files: the same literals in another order accept the same
+ * positions, tuned to a sample and untuned. */
+static void test_order(void)
+{
+	struct tap_rng rng = {20261205};
+	static const char alpha[] = "abcdefghijklmnopqrstuvwxyzCDEINORU _:.0123";
+	enum { N = 120, LEN = 1 << 16 };
+	static char text[LEN];
+	char *lits[N], *perm[N];
+	size_t lens[N], plens[N];
+	unsigned flags[N], pflags[N];
+	size_t untuned0 = 0, tuned0 = 0;
+	int differ = 0;
+
+	for (size_t k = 0; k < N; k++) {
+		lens[k] = GA_PREFILTER_MIN_LITERAL + tap_below(&rng, 10);
+		lits[k] = malloc(lens[k]);
+		for (size_t j = 0; j < lens[k]; j++)
+			lits[k][j] = alpha[tap_below(&rng, sizeof(alpha) - 1)];
+		flags[k] = (unsigned)tap_below(&rng, 8);
+		if (k > 0 && tap_below(&rng, 8) == 0) { /* a twin */
+			size_t o = tap_below(&rng, k);
+
+			free(lits[k]);
+			lens[k] = lens[o];
+			lits[k] = malloc(lens[k]);
+			memcpy(lits[k], lits[o], lens[k]);
+			flags[k] = flags[o];
+		}
+	}
+	/* log-like text: words from a small vocabulary, so that some
+	 * three-byte windows are common and others rare, between random
+	 * bytes of the literals' alphabet */
+	for (size_t j = 0; j < LEN;) {
+		static const char *const line_words[] = {
+		        "INFO ", "step ", "loss ", "0.123 ", "NCCL ",
+		        "epoch ", "rank0: ", "Warning: ", "cuda ", "\n"};
+		const char *w = line_words[tap_below(&rng, 10)];
+
+		for (; *w && j < LEN; w++)
+			text[j++] = *w;
+		for (size_t r = tap_below(&rng, 6); r > 0 && j < LEN; r--)
+			text[j++] = alpha[tap_below(&rng, sizeof(alpha) - 1)];
+	}
+	for (int round = 0; round < 6; round++) {
+		struct ga_prefilter *pf, *tuned;
+		size_t untuned_n, tuned_n;
+
+		/* round 0: as generated; then shuffled */
+		for (size_t k = 0; k < N; k++) {
+			perm[k] = lits[k];
+			plens[k] = lens[k];
+			pflags[k] = flags[k];
+		}
+		for (size_t k = N - 1; round > 0 && k > 0; k--) {
+			size_t o = tap_below(&rng, k + 1);
+			char *t = perm[k];
+			size_t tl = plens[k];
+			unsigned tf = pflags[k];
+
+			perm[k] = perm[o], perm[o] = t;
+			plens[k] = plens[o], plens[o] = tl;
+			pflags[k] = pflags[o], pflags[o] = tf;
+		}
+		pf = ga_prefilter_create_flags((const char *const *)perm,
+		                               plens, pflags, N);
+		tuned = pf ? ga_prefilter_tune(pf, text, LEN / 4) : NULL;
+		if (!tuned) {
+			ok(0, "prefilter for the order test");
+			ga_prefilter_destroy(pf);
+			break;
+		}
+		untuned_n = ga_prefilter_accepted(pf, text, LEN);
+		tuned_n = ga_prefilter_accepted(tuned, text, LEN);
+		if (round == 0) {
+			untuned0 = untuned_n;
+			tuned0 = tuned_n;
+		} else if (untuned_n != untuned0 || tuned_n != tuned0) {
+			differ++;
+			diag("order %d: untuned %zu (first %zu), tuned %zu "
+			     "(first %zu)",
+			     round, untuned_n, untuned0, tuned_n, tuned0);
+		}
+		ga_prefilter_destroy(tuned);
+		ga_prefilter_destroy(pf);
+	}
+	is_int(differ, 0,
+	       "%d literals in 6 orders: the same positions accepted "
+	       "(untuned %zu, tuned %zu of %d)",
+	       N, untuned0, tuned0, LEN);
+	ok(tuned0 < untuned0, "... and tuning to the text accepts fewer");
+	for (size_t k = 0; k < N; k++)
+		free(lits[k]);
+}
+
 /* Random rule sets (derived and explicit literals, alternations, (?i),
  * caseless, short literals, \b) classify random logs exactly as PCRE2 run
  * on every line: the same number of matching lines for every rule.  Logs
@@ -574,6 +670,7 @@ int main(void)
 	test_basics();
 	test_resume();
 	test_property();
+	test_order();
 	test_rules_property();
 	return tap_done();
 }
