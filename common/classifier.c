@@ -54,12 +54,12 @@ struct rule_rec {
 /* Anchors are re-chosen from the first TUNE_SAMPLE bytes of the log. */
 #define TUNE_SAMPLE (64 * 1024)
 /* ... when the log is at least this long, or of unknown length.  Choosing
- * them costs 114 to 125 million instructions with the built-in rules,
- * which the re-chosen literals repay at 14 to 15 million per MB read
- * (tests/bench/bench-instructions.sh at 1 and 4 MB: 16.6 to 19.1 million
- * per MB with the ruleset's own literals, 2.9 to 4.0 with re-chosen ones;
- * even at about 8.3 MB). */
-#define TUNE_WORTH (8u << 20)
+ * them costs 125 to 140 million instructions with the built-in rules,
+ * which the re-chosen literals repay at 9 to 11 million per MB read
+ * (tests/bench/bench-instructions.sh at 1 and 4 MB: 11.7 to 15.5 million
+ * per MB with the ruleset's own literals; at 12 and 24 MB, 2.9 to 4.5
+ * with re-chosen ones; even at 13 to 14 MB). */
+#define TUNE_WORTH (14u << 20)
 
 struct ga_classifier {
 	const struct ga_ruleset *rs;

@@ -69,7 +69,7 @@ void ga_classifier_set_tail(struct ga_classifier *c, size_t lines,
 
 /* The log's length in bytes, when the caller knows it (a file): a log
  * shorter than re-choosing the prefilter's literals pays back for (about
- * 8 MiB) is read with the ruleset's own literals.  Call before the first
+ * 14 MiB) is read with the ruleset's own literals.  Call before the first
  * feed; without it, the literals are re-chosen from the first 64 KiB of
  * any log that long. */
 void ga_classifier_expect(struct ga_classifier *c, uint64_t bytes);
