@@ -13,6 +13,11 @@
 #                   at the end unless BENCH_KEEP=1
 #   BENCH_ROUNDS    interleaved rounds per log (default: 3, the
 #                   acceptance's best of 3; more on a busy machine)
+#   BENCH_SEED      the generator's seed (default: 1): another draw of
+#                   the same kinds of lines.  A log of 14 MiB or more is
+#                   read with literals chosen for its first 64 KiB, so one
+#                   draw can favour one build's choice and the next draw
+#                   the other's: compare builds on several.
 #
 # Two logs from tests/bench/genlog.c: "plain" (training lines, tqdm bars,
 # logging timestamps, rank prefixes) and "noisy" (the same with 15 % NCCL
@@ -74,9 +79,10 @@ ratio() { echo "$1 $2" | awk '{ if ($2 > 0) printf "%.2f", $1 / $2; else print "
 
 echo "gpualert: $gpualert"
 [ -n "$base" ] && echo "baseline: $base"
+echo "seed: ${BENCH_SEED:-1}"
 for mix in plain noisy; do
 	log=$dir/$mix.log
-	"$dir/genlog" "$size_mb" 1 "$mix" 2>"$dir/mix" >"$log"
+	"$dir/genlog" "$size_mb" "${BENCH_SEED:-1}" "$mix" 2>"$dir/mix" >"$log"
 	cat "$log" >/dev/null # into the page cache
 	: >"$dir/runs"
 	for _ in $(seq 1 "$rounds"); do
