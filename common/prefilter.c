@@ -1211,7 +1211,8 @@ size_t ga_prefilter_accepted(const struct ga_prefilter *pf, const char *data,
 			unsigned m = 0xff;
 
 			for (int j = 0; j < FP; j++)
-				m &= (unsigned)pf->banks[b].nib[j][0][s[p + j] & 15] &
+				m &= (unsigned)pf->banks[b]
+				             .nib[j][0][s[p + j] & 15] &
 				     pf->banks[b].nib[j][1][s[p + j] >> 4];
 			any |= m;
 		}

@@ -475,7 +475,8 @@ static uint64_t reference_count(const struct ga_ruleset *rs, size_t i,
 static void test_order(void)
 {
 	struct tap_rng rng = {20261205};
-	static const char alpha[] = "abcdefghijklmnopqrstuvwxyzCDEINORU _:.0123";
+	static const char alpha[] =
+	        "abcdefghijklmnopqrstuvwxyzCDEINORU _:.0123";
 	enum { N = 120, LEN = 1 << 16 };
 	static char text[LEN];
 	char *lits[N], *perm[N];
@@ -505,8 +506,8 @@ static void test_order(void)
 	 * bytes of the literals' alphabet */
 	for (size_t j = 0; j < LEN;) {
 		static const char *const line_words[] = {
-		        "INFO ", "step ", "loss ", "0.123 ", "NCCL ",
-		        "epoch ", "rank0: ", "Warning: ", "cuda ", "\n"};
+		        "INFO ",  "step ",   "loss ",     "0.123 ", "NCCL ",
+		        "epoch ", "rank0: ", "Warning: ", "cuda ",  "\n"};
 		const char *w = line_words[tap_below(&rng, 10)];
 
 		for (; *w && j < LEN; w++)
@@ -534,8 +535,8 @@ static void test_order(void)
 			plens[k] = plens[o], plens[o] = tl;
 			pflags[k] = pflags[o], pflags[o] = tf;
 		}
-		pf = ga_prefilter_create_flags((const char *const *)perm,
-		                               plens, pflags, N);
+		pf = ga_prefilter_create_flags((const char *const *)perm, plens,
+		                               pflags, N);
 		tuned = pf ? ga_prefilter_tune(pf, text, LEN / 4) : NULL;
 		if (!tuned) {
 			ok(0, "prefilter for the order test");
