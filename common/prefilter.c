@@ -302,6 +302,10 @@ struct filling {
 	double left[BANKS * BUCKETS][257], right[BANKS * BUCKETS][257];
 	double prob[BANKS * BUCKETS][FP]; /* without pairs: sum of freq */
 	uint32_t *where;                  /* literal -> bucket, or NONE */
+	/* literal -> the windows worth trying (candidates()), chosen once:
+	 * placing a literal, ordering and placing it again try the same */
+	uint32_t (*cand)[WINDOWS];
+	uint8_t *n_cand;
 };
 
 /* How many positions of the text bucket B would accept with nibble masks
@@ -506,7 +510,7 @@ static void add_masks(uint16_t *lo, uint16_t *hi, const struct literal *l,
  * how many (WINDOWS at most: trying every window of a long literal in
  * every bucket costs more than it finds). */
 static size_t candidates(const struct counts *cnt, const struct literal *l,
-                         size_t cand[WINDOWS])
+                         uint32_t cand[WINDOWS])
 {
 	size_t n_cand = 0;
 
@@ -520,7 +524,7 @@ static size_t candidates(const struct counts *cnt, const struct literal *l,
 			at--;
 		}
 		if (at < WINDOWS)
-			cand[at] = k;
+			cand[at] = (uint32_t)k;
 	}
 	return n_cand;
 }
@@ -532,10 +536,10 @@ static double alone(const struct ga_prefilter *pf, const struct counts *cnt,
                     const struct filling *f, size_t i)
 {
 	const struct literal *l = &pf->lits[i];
-	size_t cand[WINDOWS], n_cand = candidates(cnt, l, cand);
+	const uint32_t *cand = f->cand[i];
 	double c_best = HUGE_VAL;
 
-	for (size_t ci = 0; ci < n_cand; ci++) {
+	for (size_t ci = 0; ci < f->n_cand[i]; ci++) {
 		uint16_t wl[FP] = {0}, wh[FP] = {0};
 		double c;
 
@@ -554,10 +558,11 @@ static void place(struct ga_prefilter *pf, const struct counts *cnt,
                   struct filling *f, size_t i)
 {
 	struct literal *l = &pf->lits[i];
-	size_t cand[WINDOWS], n_cand = candidates(cnt, l, cand), b_best = 0;
+	const uint32_t *cand = f->cand[i];
+	size_t b_best = 0;
 	double c_best = HUGE_VAL;
 
-	for (size_t ci = 0; ci < n_cand; ci++) {
+	for (size_t ci = 0; ci < f->n_cand[i]; ci++) {
 		size_t k = cand[ci];
 		double own = own_count(cnt, l, k);
 		uint16_t wl[FP] = {0}, wh[FP] = {0};
@@ -904,13 +909,20 @@ static int build(struct ga_prefilter *pf, const struct counts *cnt)
 	size_t n_order = 0;
 	int rc = -1;
 
-	if (f)
+	if (f) {
 		f->where = malloc((pf->n_lits + 1) * sizeof(*f->where));
-	if (!f || !f->where)
+		f->cand = malloc((pf->n_lits + 1) * sizeof(*f->cand));
+		f->n_cand = malloc(pf->n_lits + 1);
+	}
+	if (!f || !f->where || !f->cand || !f->n_cand)
 		goto out;
 	pf->simd = cpu_has_avx2();
-	for (size_t i = 0; i < pf->n_lits; i++)
+	for (size_t i = 0; i < pf->n_lits; i++) {
 		f->where[i] = NONE;
+		if (pf->lits[i].twin == i)
+			f->n_cand[i] = (uint8_t)candidates(cnt, &pf->lits[i],
+			                                   f->cand[i]);
+	}
 	order = placement_order(pf, cnt, f, &n_order);
 	if (!order)
 		goto out;
@@ -953,8 +965,11 @@ static int build(struct ga_prefilter *pf, const struct counts *cnt)
 	}
 	rc = build_groups(pf);
 out:
-	if (f)
+	if (f) {
 		free(f->where);
+		free(f->cand);
+		free(f->n_cand);
+	}
 	free(f);
 	free(order);
 	return rc;
