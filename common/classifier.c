@@ -54,11 +54,12 @@ struct rule_rec {
 /* Anchors are re-chosen from the first TUNE_SAMPLE bytes of the log. */
 #define TUNE_SAMPLE (64 * 1024)
 /* ... when the log is at least this long, or of unknown length.  Choosing
- * them costs 125 to 140 million instructions with the built-in rules,
+ * them costs 115 to 135 million instructions with the built-in rules,
  * which the re-chosen literals repay at 9 to 11 million per MB read
- * (tests/bench/bench-instructions.sh at 1 and 4 MB: 11.7 to 15.5 million
- * per MB with the ruleset's own literals; at 12 and 24 MB, 2.9 to 4.5
- * with re-chosen ones; even at 13 to 14 MB). */
+ * (tests/bench/bench-instructions.sh: 11.7 to 15.5 million per MB with
+ * the ruleset's own literals from 1 to 4 MB, 2.9 to 4.4 with re-chosen
+ * ones from 16 to 24 MB; even at 12 to 13 MB, and at 14 MB tuning saves
+ * 3 to 7 % of what the log costs). */
 #define TUNE_WORTH (14u << 20)
 
 struct ga_classifier {
