@@ -17,7 +17,7 @@
 # Environment:
 #   BENCH_SEEDS  the generator's seeds, one log of each mix per seed
 #                (default: 1, bench-classify's log).  Each seed is another
-#                draw of the same kinds of lines: a log of 8 MiB or more is
+#                draw of the same kinds of lines: a log of 14 MiB or more is
 #                classified with a prefilter tuned to its first 64 KiB, and
 #                what one draw's sample favours another's may not, so a
 #                change to the tuning is judged on several, with a total.
