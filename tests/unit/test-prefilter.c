@@ -480,7 +480,7 @@ static void test_order(void)
 	enum { N = 120, LEN = 1 << 16 };
 	static char text[LEN];
 	char *lits[N], *perm[N];
-	size_t lens[N], plens[N];
+	size_t lens[N], plens[N], idx[N];
 	unsigned flags[N], pflags[N];
 	size_t untuned0 = 0, tuned0 = 0;
 	int differ = 0;
@@ -520,20 +520,18 @@ static void test_order(void)
 		size_t untuned_n, tuned_n;
 
 		/* round 0: as generated; then shuffled */
-		for (size_t k = 0; k < N; k++) {
-			perm[k] = lits[k];
-			plens[k] = lens[k];
-			pflags[k] = flags[k];
-		}
+		for (size_t k = 0; k < N; k++)
+			idx[k] = k;
 		for (size_t k = N - 1; round > 0 && k > 0; k--) {
-			size_t o = tap_below(&rng, k + 1);
-			char *t = perm[k];
-			size_t tl = plens[k];
-			unsigned tf = pflags[k];
+			size_t o = tap_below(&rng, k + 1), t = idx[k];
 
-			perm[k] = perm[o], perm[o] = t;
-			plens[k] = plens[o], plens[o] = tl;
-			pflags[k] = pflags[o], pflags[o] = tf;
+			idx[k] = idx[o];
+			idx[o] = t;
+		}
+		for (size_t k = 0; k < N; k++) {
+			perm[k] = lits[idx[k]];
+			plens[k] = lens[idx[k]];
+			pflags[k] = flags[idx[k]];
 		}
 		pf = ga_prefilter_create_flags((const char *const *)perm, plens,
 		                               pflags, N);
