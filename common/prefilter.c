@@ -24,9 +24,11 @@
  * the 4-byte words (fingerprint and next byte) that some literal can
  * hold there, then to a perfect hash of the fingerprints, and from there
  * to the literals with the fingerprint it holds.  On the logs of
- * tests/bench (24 MB, tuned to their first 64 KiB) the buckets accept
- * 1.6 % (plain) and 5 % (noisy) of the positions, the bit table a fifth
- * to a quarter of those; the ruleset's own tables accept 7 to 9 %.
+ * tests/bench (24 MB, four draws of each mix, tuned to their first
+ * 64 KiB) the buckets accept 1.4 to 1.9 % (plain) and 4.7 to 5.2 %
+ * (noisy) of the positions, the bit table 15 to 29 % of those; the
+ * ruleset's own tables accept 7.7 and 9.4 %, and keep about 40 % of
+ * those (tests/bench/bench-prefilter.sh counts them).
  * Without AVX2 the same test uses a byte table per fingerprint byte, and
  * no bit table.
  *
@@ -1213,14 +1215,15 @@ nomem:
 	return NULL;
 }
 
-size_t ga_prefilter_accepted(const struct ga_prefilter *pf, const char *data,
-                             size_t len)
+struct ga_prefilter_cost ga_prefilter_cost(const struct ga_prefilter *pf,
+                                           const char *data, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)data;
-	size_t n = 0;
+	struct ga_prefilter_cost cost = {0, 0};
 
 	for (size_t p = 0; p + FP <= len; p++) {
 		unsigned any = 0;
+		uint32_t raw, h;
 
 		for (int b = 0; b < BANKS; b++) {
 			unsigned m = 0xff;
@@ -1231,9 +1234,19 @@ size_t ga_prefilter_accepted(const struct ga_prefilter *pf, const char *data,
 				     pf->banks[b].nib[j][1][s[p + j] >> 4];
 			any |= m;
 		}
-		n += any != 0;
+		if (!any)
+			continue;
+		cost.buckets++;
+		/* the scan reads the word past the end too; counted as kept */
+		if (p + sizeof(raw) > len) {
+			cost.words++;
+			continue;
+		}
+		memcpy(&raw, s + p, sizeof(raw));
+		h = bits_of(pf, raw);
+		cost.words += (pf->bits[h >> 6] >> (h & 63)) & 1;
 	}
-	return n;
+	return cost;
 }
 
 /* Hits found but not reported yet: the search meets literals in the

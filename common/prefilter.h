@@ -70,12 +70,18 @@ struct ga_prefilter *ga_prefilter_tune(const struct ga_prefilter *pf,
 void ga_prefilter_scan(const struct ga_prefilter *pf, const char *data,
                        size_t len, ga_prefilter_hit_fn on_hit, void *ctx);
 
-/* How many positions of DATA[0..LEN) some bucket accepts (every byte of
- * the fingerprint there has both its nibbles in the bucket's masks): each
- * goes on to the bit table, so this is what the placement of the literals
- * costs on DATA.  For tests and measurements. */
-size_t ga_prefilter_accepted(const struct ga_prefilter *pf, const char *data,
-                             size_t len);
+/* What the placement of the literals costs on DATA[0..LEN): the
+ * positions some bucket accepts (every byte of the fingerprint there has
+ * both its nibbles in the bucket's masks), and how many of those the bit
+ * table of words keeps (the vector scan's second test; the portable scan
+ * has none).  What the bit table keeps goes on to the table of
+ * fingerprints.  For tests and measurements (tests/bench/prefilter-cost). */
+struct ga_prefilter_cost {
+	size_t buckets;
+	size_t words;
+};
+struct ga_prefilter_cost ga_prefilter_cost(const struct ga_prefilter *pf,
+                                           const char *data, size_t len);
 
 /* ON: prefilters created or tuned from now on use only the portable
  * scan, not the CPU's vector instructions (for tests comparing the two).
