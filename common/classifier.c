@@ -51,9 +51,8 @@ struct rule_rec {
 	size_t n;
 };
 
-/* Anchors are re-chosen from the first TUNE_SAMPLE bytes of the log. */
-#define TUNE_SAMPLE (64 * 1024)
-/* ... when the log is at least this long, or of unknown length.  Choosing
+/* Anchors are re-chosen from the first GA_CLASSIFIER_TUNE_SAMPLE bytes of
+ * the log when the log is at least this long, or of unknown length.  Choosing
  * them costs 115 to 135 million instructions with the built-in rules,
  * which the re-chosen literals repay at 9 to 11 million per MB read
  * (tests/bench/bench-instructions.sh: 11.7 to 15.5 million per MB with
@@ -1011,15 +1010,15 @@ static void tune(struct ga_classifier *c, const char *data, size_t len)
 	const char *sample = data;
 	size_t n = len;
 
-	if (len < TUNE_SAMPLE && !c->sample_len && len)
-		c->sample = malloc(TUNE_SAMPLE);
+	if (len < GA_CLASSIFIER_TUNE_SAMPLE && !c->sample_len && len)
+		c->sample = malloc(GA_CLASSIFIER_TUNE_SAMPLE);
 	if (c->sample) {
-		n = TUNE_SAMPLE - c->sample_len < len
-		            ? TUNE_SAMPLE - c->sample_len
+		n = GA_CLASSIFIER_TUNE_SAMPLE - c->sample_len < len
+		            ? GA_CLASSIFIER_TUNE_SAMPLE - c->sample_len
 		            : len;
 		memcpy(c->sample + c->sample_len, data, n);
 		c->sample_len += n;
-		if (c->sample_len < TUNE_SAMPLE)
+		if (c->sample_len < GA_CLASSIFIER_TUNE_SAMPLE)
 			return;
 		sample = c->sample;
 		n = c->sample_len;

@@ -67,11 +67,15 @@ void ga_classifier_destroy(struct ga_classifier *c);
 void ga_classifier_set_tail(struct ga_classifier *c, size_t lines,
                             size_t bytes);
 
+/* The prefilter's literals are re-chosen from this many first bytes of a
+ * log long enough to repay it. */
+#define GA_CLASSIFIER_TUNE_SAMPLE (64 * 1024)
+
 /* The log's length in bytes, when the caller knows it (a file): a log
  * shorter than re-choosing the prefilter's literals pays back for (about
  * 14 MiB) is read with the ruleset's own literals.  Call before the first
- * feed; without it, the literals are re-chosen from the first 64 KiB of
- * any log that long. */
+ * feed; without it, the literals are re-chosen from the first
+ * GA_CLASSIFIER_TUNE_SAMPLE bytes of any log that long. */
 void ga_classifier_expect(struct ga_classifier *c, uint64_t bytes);
 
 /* Feed the next LEN bytes of the log. */

@@ -12,12 +12,10 @@
 #include <string.h>
 
 #include "buf.h"
+#include "classifier.h"
 #include "diag.h"
 #include "prefilter.h"
 #include "rules.h"
-
-/* the classifier's sample (common/classifier.c, TUNE_SAMPLE) */
-#define SAMPLE (64 * 1024)
 
 int main(int argc, char **argv)
 {
@@ -43,7 +41,11 @@ int main(int argc, char **argv)
 	ga_diag_init(&diag, "prefilter-cost");
 	rs = ga_rules_load_sources(NULL, 0, true, &diag);
 	pf = rs ? ga_ruleset_prefilter(rs) : NULL;
-	tuned = pf ? ga_prefilter_tune(pf, text, len < SAMPLE ? len : SAMPLE)
+	/* the sample the classifier tunes to */
+	tuned = pf ? ga_prefilter_tune(pf, text,
+	                               len < GA_CLASSIFIER_TUNE_SAMPLE
+	                                       ? len
+	                                       : GA_CLASSIFIER_TUNE_SAMPLE)
 	           : NULL;
 	if (!tuned) {
 		fprintf(stderr, "prefilter-cost: no prefilter for the "
