@@ -747,9 +747,20 @@ static int build_slots(struct ga_prefilter *pf)
 
 #define BITS_MULT 0x9e3779b1u
 
-static inline uint32_t bits_of(const struct ga_prefilter *pf, uint32_t raw)
+/* The bit of the 4-byte word RAW in a bit table of 2^(32 - SHIFT) bits. */
+static inline uint32_t bits_of(uint32_t raw, unsigned shift)
 {
-	return ((raw | FOLD3) * BITS_MULT) >> pf->bits_shift;
+	return ((raw | FOLD3) * BITS_MULT) >> shift;
+}
+
+/* Whether the bit table BITS holds RAW: the vector scan's second test,
+ * and what ga_prefilter_cost counts of it. */
+static inline unsigned bits_hold(const uint64_t *bits, unsigned shift,
+                                 uint32_t raw)
+{
+	uint32_t h = bits_of(raw, shift);
+
+	return (bits[h >> 6] >> (h & 63)) & 1;
 }
 
 /* The fourth bytes that group G accepts, into OUT; returns how many. */
@@ -786,9 +797,9 @@ static int build_bits(struct ga_prefilter *pf)
 		size_t n = fourth_bytes(pf, &pf->groups[g], c4);
 
 		for (size_t i = 0; i < n; i++) {
-			uint32_t h = bits_of(pf,
-			                     (pf->groups[g].fp & 0xffffffu) |
-			                             (uint32_t)c4[i] << 24);
+			uint32_t h = bits_of((pf->groups[g].fp & 0xffffffu) |
+			                             (uint32_t)c4[i] << 24,
+			                     pf->bits_shift);
 
 			pf->bits[h >> 6] |= UINT64_C(1) << (h & 63);
 		}
@@ -1224,7 +1235,7 @@ struct ga_prefilter_cost ga_prefilter_cost(const struct ga_prefilter *pf,
 
 	for (size_t p = 0; p + FP <= len; p++) {
 		unsigned any = 0;
-		uint32_t raw, h;
+		uint32_t raw;
 
 		for (int b = 0; b < BANKS; b++) {
 			unsigned m = 0xff;
@@ -1244,8 +1255,7 @@ struct ga_prefilter_cost ga_prefilter_cost(const struct ga_prefilter *pf,
 			continue;
 		}
 		memcpy(&raw, s + p, sizeof(raw));
-		h = bits_of(pf, raw);
-		cost.words += (pf->bits[h >> 6] >> (h & 63)) & 1;
+		cost.words += bits_hold(pf->bits, pf->bits_shift, raw);
 	}
 	return cost;
 }
@@ -1527,12 +1537,11 @@ __attribute__((target("avx2,bmi,bmi2"))) static size_t scan_avx2(
 	/* Most accepted positions hold only a combination of the buckets'
 	 * nibbles: a bit each rejects them, kept in place. */
 	for (size_t i = 0; i < n; i++) {
-		uint32_t raw, h;
+		uint32_t raw;
 
 		memcpy(&raw, s + at[i], sizeof(raw));
-		h = ((raw | FOLD3) * BITS_MULT) >> bits_shift;
 		at[n_word] = at[i];
-		n_word += (bits[h >> 6] >> (h & 63)) & 1;
+		n_word += bits_hold(bits, bits_shift, raw);
 	}
 	/* A literal's fingerprint is in its bucket: the table of
 	 * fingerprints says which of those hold one, one look each and no
