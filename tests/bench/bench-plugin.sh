@@ -15,7 +15,9 @@
 #                 queue)
 #   N=30          'srun true' pairs for the launch latency
 #   SECS=60       seconds of the 5,000 lines/s training-log task
-#   PARTS="latency anatomy batch srun cpu"   the parts to run
+#   PARTS="latency anatomy batch srun cpu"   the parts to run (default); also
+#                 "report", which builds variants of the plugin from this
+#                 checkout (meson, a compiler)
 #
 # Every job starts once the previous one has left the queue and its report
 # process has finished: a job still completing (its slurm_spank_exit, the
@@ -32,6 +34,7 @@ N=${N:-30}; SIZE=${SIZE:-1G}; SRUN_SIZE=${SRUN_SIZE:-256M}; REPS=${REPS:-5}; SEC
 PARTS=" ${PARTS:-latency anatomy batch srun cpu} "
 part() { case "$PARTS" in *" $1 "*) return 0;; esac; return 1; }
 LABSH=$(cd "$(dirname "$0")/../slurm" && pwd)/lab.sh
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 L=$(mktemp -d /tmp/ga-bench.XXXXXX); chmod 755 "$L"
 export GPUALERT_LAB=$L/lab GPUALERT_LAB_PORT=$PORT GPUALERT_LAB_NODES=1 GPUALERT_LAB_CGROUP=1
 trap '"$LABSH" stop >/dev/null 2>&1; rm -rf "$L"' EXIT
@@ -92,34 +95,17 @@ if part latency; then
     rm -f "$J"/lat-*.out
 fi
 
-# Where the added time of a step goes: the same step under four plugstack lines
-# (none; a SPANK plugin that does nothing, Slurm's own price for any plugin;
-# gpualert with default_mode=off and no --gpualert; gpualert with
-# --gpualert=log), the order rotating each round.  The task prints the time it
-# ran, which splits each step into srun start -> task running (srun, slurmctld,
-# slurmstepd start, the plugin's task_init: the log and the helper) and task
-# running -> srun gone (the task's exit, the helper's drain, task_exit,
-# slurmstepd's accounting and I/O close).
-anatomy() {
-    local cfg i t0 tm t1 a cfgs="none null inactive active" c
-    cat >"$L/null.c" <<'EOC'
-#include <slurm/spank.h>
-SPANK_PLUGIN(null, 1);
-int slurm_spank_init(spank_t sp, int ac, char **av) { (void)sp; (void)ac; (void)av; return 0; }
-EOC
-    cc -shared -fPIC -O2 -o "$L/null.so" "$L/null.c" && chmod 755 "$L/null.so" ||
-        { echo "anatomy: skipped: cannot build the no-op SPANK plugin (cc, slurm/spank.h)"; return 0; }
+# One step per configuration, the order rotating each round, N rounds; the
+# task prints the time it ran.  setup CFG writes CFG's plugstack line and sets
+# the srun options (a).
+rotate() {
+    local cfg i t0 tm t1 cfgs=$1 c
     for cfg in $cfgs; do : >"$L/an.$cfg"; : >"$L/an.pre.$cfg"; : >"$L/an.post.$cfg"; done
     for i in $(seq 1 "$N"); do
         c=$(echo $cfgs | tr ' ' '\n' | awk -v k="$i" '{a[NR]=$0} END {for (j = 0; j < NR; j++) print a[(j + k) % NR + 1]}')
         for cfg in $c; do
             a=()
-            case $cfg in
-            none) off ;;
-            null) echo "optional $L/null.so" >"$PS" ;;
-            inactive) echo "optional $L/gpualert.so config=$L/gpualert.conf general.default_mode=off" >"$PS" ;;
-            active) on; a=(--gpualert=log) ;;
-            esac
+            setup "$cfg"
             idle
             t0=$(ns); tm=$(u srun "${a[@]}" date +%s%N 2>/dev/null); t1=$(ns)
             echo $(( (t1 - t0) / 1000 )) >>"$L/an.$cfg"
@@ -128,15 +114,76 @@ EOC
         done
     done
     for cfg in $cfgs; do
-        printf '%-8s srun %.1f ms = start -> task %.1f ms + task -> srun gone %.1f ms (medians of %d)\n' "$cfg" \
+        printf '%-10s srun %.1f ms = start -> task %.1f ms + task -> srun gone %.1f ms (medians of %d)\n' "$cfg" \
             "$(ms "$(median <"$L/an.$cfg")")" "$(ms "$(median <"$L/an.pre.$cfg")")" \
             "$(ms "$(median <"$L/an.post.$cfg")")" "$N"
     done
     off
 }
+setup() {
+    case $1 in
+    none) off ;;
+    null) echo "optional $L/null.so" >"$PS" ;;
+    inactive) echo "optional $L/gpualert.so config=$L/gpualert.conf general.default_mode=off" >"$PS" ;;
+    active) on; a=(--gpualert=log) ;;
+    *) echo "optional $L/gpualert-$1.so config=$L/gpualert.conf" >"$PS"; a=(--gpualert=log) ;;
+    esac
+}
+
+# Where the added time of a step goes: the same step under four plugstack lines
+# (none; a SPANK plugin that does nothing, Slurm's own price for any plugin;
+# gpualert with default_mode=off and no --gpualert; gpualert with
+# --gpualert=log).  The task's printed time splits each step into srun start
+# -> task running (srun, slurmctld, slurmstepd start, the plugin's task_init:
+# the log and the helper) and task running -> srun gone (the task's exit, the
+# helper's drain, task_exit, slurm_spank_exit and the report process's start,
+# slurmstepd's accounting and I/O close).
+anatomy() {
+    cat >"$L/null.c" <<'EOC'
+#include <slurm/spank.h>
+SPANK_PLUGIN(null, 1);
+int slurm_spank_init(spank_t sp, int ac, char **av) { (void)sp; (void)ac; (void)av; return 0; }
+EOC
+    cc -shared -fPIC -O2 -o "$L/null.so" "$L/null.c" && chmod 755 "$L/null.so" ||
+        { echo "anatomy: skipped: cannot build the no-op SPANK plugin (cc, slurm/spank.h)"; return 0; }
+    rotate "none null inactive active"
+}
 if part anatomy; then
     echo "== where a step's added time goes: no plugin, a SPANK plugin that does nothing, gpualert off, gpualert on; $N rounds"
     anatomy
+fi
+
+# What the report process's start costs the step: slurm_spank_exit forks it
+# from slurmstepd, and srun ends only after slurm_spank_exit.  Builds of this
+# checkout's plugin whose slurm_spank_exit, in place of that fork, forks a
+# child that exits at once (fork-exit), vforks one that exits at once
+# (vfork-exit: the child shares slurmstepd's memory, so nothing of it is
+# copied or write-protected), or starts none (no-child); none of the three
+# writes a report.  Against no plugin and gpualert as it is (active).
+report() {
+    local v src
+    for v in fork-exit vfork-exit no-child; do
+        src=$L/src-$v
+        mkdir -p "$src"
+        git -C "$ROOT" ls-files -z | (cd "$ROOT" && tar --null -T - -cf -) | tar -C "$src" -xf - ||
+            { echo "report: skipped: cannot copy the checkout"; return 0; }
+        case $v in
+        fork-exit) sed -i 's/^\t\tpid = fork();$/\t\tpid = fork(); if (pid == 0) _exit(0); if (pid > 0) pid = 1;/' "$src/plugin/remote.c" ;;
+        vfork-exit) sed -i 's/^\t\tpid = fork();$/\t\tpid = vfork(); if (pid == 0) _exit(0); if (pid > 0) pid = 1;/' "$src/plugin/remote.c" ;;
+        no-child) sed -i 's/^\t\tpid = fork();$/\t\tpid = 1;/' "$src/plugin/remote.c" ;;
+        esac
+        # exactly the one line in slurm_spank_exit's path must have changed
+        [ "$(git -C "$ROOT" diff --no-index --numstat "$ROOT/plugin/remote.c" "$src/plugin/remote.c" | cut -f1)" = 1 ] ||
+            { echo "report: skipped: plugin/remote.c no longer has the line this part edits"; return 0; }
+        { meson setup "$src/build" "$src" && ninja -C "$src/build" plugin/gpualert.so; } >"$L/build-$v.log" 2>&1 ||
+            { echo "report: skipped: the $v build failed ($L/build-$v.log)"; cat "$L/build-$v.log"; return 0; }
+        install -m 0755 "$src/build/plugin/gpualert.so" "$L/gpualert-$v.so"
+    done
+    rotate "none active fork-exit vfork-exit no-child"
+}
+if part report; then
+    echo "== the report process's start: no plugin, gpualert, and builds whose slurm_spank_exit forks a child that exits at once, vforks one, or starts none; $N rounds"
+    report
 fi
 
 # A task that times its own writes (so sbatch's polling does not blur the
