@@ -161,21 +161,25 @@ fi
 # copied or write-protected), or starts none (no-child); none of the three
 # writes a report.  Against no plugin and gpualert as it is (active).
 report() {
-    local v src
+    local v line src=$L/src
+    mkdir -p "$src"
+    git -C "$ROOT" ls-files -z | (cd "$ROOT" && tar --null -T - -cf -) | tar -C "$src" -xf - ||
+        { echo "report: skipped: cannot copy the checkout"; return 0; }
+    meson setup "$src/build" "$src" >"$L/build.log" 2>&1 ||
+        { echo "report: skipped: meson setup failed ($L/build.log)"; cat "$L/build.log"; return 0; }
+    # One copy and one build directory: each variant rewrites remote.c from
+    # the checkout's, and ninja recompiles that file alone.
     for v in fork-exit vfork-exit no-child; do
-        src=$L/src-$v
-        mkdir -p "$src"
-        git -C "$ROOT" ls-files -z | (cd "$ROOT" && tar --null -T - -cf -) | tar -C "$src" -xf - ||
-            { echo "report: skipped: cannot copy the checkout"; return 0; }
         case $v in
-        fork-exit) sed -i 's/^\t\tpid = fork();$/\t\tpid = fork(); if (pid == 0) _exit(0); if (pid > 0) pid = 1;/' "$src/plugin/remote.c" ;;
-        vfork-exit) sed -i 's/^\t\tpid = fork();$/\t\tpid = vfork(); if (pid == 0) _exit(0); if (pid > 0) pid = 1;/' "$src/plugin/remote.c" ;;
-        no-child) sed -i 's/^\t\tpid = fork();$/\t\tpid = 1;/' "$src/plugin/remote.c" ;;
+        fork-exit) line='pid = fork(); if (pid == 0) _exit(0); if (pid > 0) pid = 1;' ;;
+        vfork-exit) line='pid = vfork(); if (pid == 0) _exit(0); if (pid > 0) pid = 1;' ;;
+        no-child) line='pid = 1;' ;;
         esac
+        sed "s/^\t\tpid = fork();\$/\t\t$line/" "$ROOT/plugin/remote.c" >"$src/plugin/remote.c"
         # exactly the one line in slurm_spank_exit's path must have changed
         [ "$(git -C "$ROOT" diff --no-index --numstat "$ROOT/plugin/remote.c" "$src/plugin/remote.c" | cut -f1)" = 1 ] ||
             { echo "report: skipped: plugin/remote.c no longer has the line this part edits"; return 0; }
-        { meson setup "$src/build" "$src" && ninja -C "$src/build" plugin/gpualert.so; } >"$L/build-$v.log" 2>&1 ||
+        ninja -C "$src/build" plugin/gpualert.so >"$L/build-$v.log" 2>&1 ||
             { echo "report: skipped: the $v build failed ($L/build-$v.log)"; cat "$L/build-$v.log"; return 0; }
         install -m 0755 "$src/build/plugin/gpualert.so" "$L/gpualert-$v.so"
     done
