@@ -25,7 +25,7 @@
  * hold there, then to a perfect hash of the fingerprints, and from there
  * to the literals with the fingerprint it holds.  On the logs of
  * tests/bench (24 MB, four draws of each mix, tuned to their first
- * 64 KiB) the buckets accept 1.3 to 1.9 % (plain) and 5.0 to 5.2 %
+ * 64 KiB) the buckets accept 1.2 to 1.9 % (plain) and 5.1 to 5.2 %
  * (noisy) of the positions, the bit table 17 to 27 % of those; the
  * ruleset's own tables accept 7.2 and 8.9 to 9.1 %, and their bit table
  * keeps 34 to 35 and 40 to 41 % of those (tests/bench/bench-prefilter.sh
