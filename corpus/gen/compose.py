@@ -392,9 +392,12 @@ NCCL_CASES = [
      "This usually reflects invalid usage of NCCL library.", "Duplicate GPU detected : rank 1 and rank 0 both on "
      "CUDA device 3b000"),
 ]
+# Two ranks on one GPU is the set-up's fault, not the network's: NCCL's report of it is
+# cuda_setup's evidence.
+NCCL_CASE_CLASS = {"invalid-usage": "cuda_setup"}
 for i, (nm, ver, line, reason, nv, code, descr, last) in enumerate(NCCL_CASES):
     def mk(i=i, nm=nm, ver=ver, line=line, reason=reason, nv=nv, code=code, descr=descr, last=last):
-        @case(f"{nm}-{i + 5:02d}", "nccl",
+        @case(f"{nm}-{i + 5:02d}", NCCL_CASE_CLASS.get(nm, "nccl"),
               "pytorch torch/csrc/distributed/c10d/NCCLUtils.hpp (C10D_NCCL_CHECK) + nccl src/init.cc/src/transport")
         def _(rng):
             gpu, _t = rng.choice(GPUS)
