@@ -45,8 +45,10 @@ struct ga_ruleset *cli_load_rules(const char *dir)
 	if (!dir)
 		dir = GA_DEFAULT_RULES_DIR;
 	rs = ga_rules_load(dir, NULL, &fell_back);
+	/* The built-in rules fail only for lack of memory, or in a build
+	 * whose rules/ a change broke: the parser has then printed why. */
 	if (!rs)
-		cli_error(
-		        "rules: cannot load the built-in rules (out of memory)");
+		cli_error("rules: cannot load the built-in rules (see the "
+		          "errors above; with none, out of memory)");
 	return rs;
 }
