@@ -25,11 +25,10 @@
  * hold there, then to a perfect hash of the fingerprints, and from there
  * to the literals with the fingerprint it holds.  On the logs of
  * tests/bench (24 MB, four draws of each mix, tuned to their first
- * 64 KiB) the buckets accept 1.4 to 1.7 % (plain) and 4.5 to 6.3 %
- * (noisy) of the positions, the bit table 17 to 34 % of those; the
- * ruleset's own tables accept 7.2 and 8.9 to 9.2 %, and their bit table
- * keeps 35 and 40 to 41 % of those (tests/bench/bench-prefilter.sh
- * counts them).
+ * 64 KiB) the buckets accept 1.5 to 1.9 % (plain) and 4.6 to 5.4 %
+ * (noisy) of the positions, the bit table 17 to 33 % of those; the
+ * ruleset's own tables accept 6.2 and 8.3 %, and their bit table keeps
+ * 33 and 37 % of those (tests/bench/bench-prefilter.sh counts them).
  * Without AVX2 the same test uses a byte table per fingerprint byte, and
  * no bit table.
  *
