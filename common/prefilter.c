@@ -26,9 +26,10 @@
  * to the literals with the fingerprint it holds.  On the logs of
  * tests/bench (24 MB, four draws of each mix, tuned to their first
  * 64 KiB) the buckets accept 1.4 to 1.9 % (plain) and 4.6 to 5.4 %
- * (noisy) of the positions, the bit table 17 to 34 % of those; the
- * ruleset's own tables accept 6.2 and 8.3 %, and their bit table keeps
- * 33 and 37 % of those (tests/bench/bench-prefilter.sh counts them).
+ * (noisy) of the positions, the bit table 19 to 34 % of those; the
+ * ruleset's own tables accept 6.3 to 6.4 and 8.4 to 8.5 %, and their bit
+ * table keeps 32 and 37 % of those (tests/bench/bench-prefilter.sh
+ * counts them).
  * Without AVX2 the same test uses a byte table per fingerprint byte, and
  * no bit table.
  *
