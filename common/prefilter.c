@@ -25,11 +25,14 @@
  * hold there, then to a perfect hash of the fingerprints, and from there
  * to the literals with the fingerprint it holds.  On the logs of
  * tests/bench (24 MB, four draws of each mix, tuned to their first
- * 64 KiB) the buckets accept 1.4 to 1.9 % (plain) and 4.6 to 5.4 %
- * (noisy) of the positions, the bit table 19 to 34 % of those; the
- * ruleset's own tables accept 6.3 to 6.4 and 8.4 to 8.5 %, and their bit
- * table keeps 32 and 37 % of those (tests/bench/bench-prefilter.sh
- * counts them).
+ * 64 KiB) the buckets accept 1.4 to 2.0 % (plain) and 4.8 to 5.5 %
+ * (noisy) of the positions, the bit table 22 to 30 % of those; the
+ * ruleset's own tables accept 6.3 and 8.4 to 8.5 %, and their bit table
+ * keeps 32 and 37 % of those (tests/bench/bench-prefilter.sh counts
+ * them).  Which literal goes where is decided greedily, so one literal
+ * more or less can move hundreds of others: dropping a literal that
+ * another of its rule already covers once cost the own tables 7 % more
+ * accepted positions.  Check the counts after any change of literals.
  * Without AVX2 the same test uses a byte table per fingerprint byte, and
  * no bit table.
  *
