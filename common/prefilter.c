@@ -30,7 +30,7 @@
  * ruleset's own tables accept 6.3 and 8.4 to 8.5 %, and their bit table
  * keeps 32 and 37 % of those (tests/bench/bench-prefilter.sh counts
  * them).  Which literal goes where is decided greedily, so one literal
- * more or less can move hundreds of others: dropping a literal that
+ * more or less can move the others: dropping a literal that
  * another of its rule already covers once cost the own tables 7 % more
  * accepted positions.  Check the counts after any change of literals.
  * Without AVX2 the same test uses a byte table per fingerprint byte, and
