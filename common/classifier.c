@@ -313,11 +313,72 @@ static size_t paste_prefix(const char *s, size_t len)
 	return d && d < len && s[d] == ' ' ? d + 1 : 0;
 }
 
+/* Length of vLLM's logger prefix at S: the level, the month-day stamp,
+ * the source file and line, and "] " ("ERROR 05-29 08:36:42 [core.py:390] ",
+ * and before 0.8 without the opening bracket: "ERROR 04-01 20:31:07
+ * engine.py:366] ").  vLLM logs every line of an engine's traceback so.
+ * 0 when there is none. */
+static size_t vllm_prefix(const char *s, size_t len)
+{
+	static const char stamp[] = "dd-dd dd:dd:dd";
+	const char *level;
+	size_t j, d;
+
+	switch (len > 0 ? s[0] : '\0') {
+	case 'D':
+		level = "DEBUG ";
+		break;
+	case 'I':
+		level = "INFO ";
+		break;
+	case 'W':
+		level = "WARNING ";
+		break;
+	case 'E':
+		level = "ERROR ";
+		break;
+	case 'C':
+		level = "CRITICAL ";
+		break;
+	default:
+		return 0;
+	}
+	j = strlen(level);
+	if (len < j + sizeof(stamp) || strncmp(s, level, j))
+		return 0;
+	for (d = 0; d < sizeof(stamp) - 1; d++, j++)
+		if (stamp[d] == 'd' ? !(s[j] >= '0' && s[j] <= '9')
+		                    : s[j] != stamp[d])
+			return 0;
+	if (s[j] == '.')
+		for (j++; j < len && s[j] >= '0' && s[j] <= '9'; j++)
+			;
+	if (j >= len || s[j++] != ' ')
+		return 0;
+	if (j < len && s[j] == '[')
+		j++;
+	/* the source file: a Python module's name */
+	for (d = j;
+	     j < len && j - d < 96 &&
+	     ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z') ||
+	      (s[j] >= '0' && s[j] <= '9') || s[j] == '_' || s[j] == '.');
+	     j++)
+		;
+	if (j - d < 4 || strncmp(s + j - 3, ".py", 3) || j >= len ||
+	    s[j] != ':')
+		return 0;
+	for (d = ++j; j < len && s[j] >= '0' && s[j] <= '9'; j++)
+		;
+	if (j == d || j + 1 >= len || s[j] != ']' || s[j + 1] != ' ')
+		return 0;
+	return j + 2;
+}
+
 /* Length of the rank prefixes launchers add: "[rank3]: ", "[default0]:",
  * srun -l's "3: ", Open MPI's "[1,0]<stderr>:", Lightning's "[rank: 0] ",
- * Ray's and vLLM's "(NAME pid=N) ", Docker Compose's "NAME  | ", TorchX's
- * "ROLE/N ", a paste's quote or time stamp, and combinations of them,
- * with the blanks after them. */
+ * Ray's and vLLM's "(NAME pid=N) ", vLLM's logger prefix, Docker Compose's
+ * "NAME  | ", TorchX's "ROLE/N ", a paste's quote or time stamp, and
+ * combinations of them, with the blanks after them. */
 static size_t rank_prefix(const char *s, size_t len)
 {
 	size_t off = 0;
@@ -331,7 +392,8 @@ static size_t rank_prefix(const char *s, size_t len)
 		    (d = tagged_prefix(s + i, len - i)) > 0 ||
 		    (round == 0 && (d = compose_prefix(s + i, len - i)) > 0) ||
 		    (round == 0 && (d = torchx_prefix(s + i, len - i)) > 0) ||
-		    (round < 2 && (d = paste_prefix(s + i, len - i)) > 0)) {
+		    (round < 2 && (d = paste_prefix(s + i, len - i)) > 0) ||
+		    (d = vllm_prefix(s + i, len - i)) > 0) {
 			off = i + d;
 		} else if (i < len && s[i] == '[') {
 			size_t j = i + 1;

@@ -877,6 +877,16 @@ static void test_echoes_and_context(void)
 	       "(APIServer pid=1) RuntimeError: Engine core initialization "
 	       "failed. See root cause above. Failed core proc(s): {}\n",
 	       1, GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("vLLM's logger prefix",
+	       "(VllmWorker rank=0 pid=12) ERROR 05-29 08:36:42 [core.py:390] "
+	       "ValueError: size must have one of the following set of keys\n",
+	       1, GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("vLLM's logger prefix before 0.8",
+	       "ERROR 04-01 20:31:07 engine.py:366] KeyError: 'w'\n", 1,
+	       GA_CLASS_CODE_ERROR, "python.exception", 1);
+	expect("a level and a stamp without a source line are text",
+	       "ERROR 04-01 20:31:07 KeyError: 'w'\n", 1, GA_CLASS_UNKNOWN,
+	       "(none)", 0);
 	/* Job tools' state lines describe a job, not necessarily this one:
 	 * they count only when this job did not exit 0. */
 	expect("sacct rows in a job that exited 0",
