@@ -1138,12 +1138,24 @@ static uint64_t rule_first_line(const struct ga_classifier *c, size_t i,
                                 const struct ga_status *st)
 {
 	const struct ga_rule *r = ga_ruleset_rule(c->rs, i);
+	const uint32_t *to;
+	size_t n;
 
 	if (!ga_rule_status_ok(r, st))
 		return 0;
 	if (!ga_rule_has_patterns(r))
 		return UINT64_MAX;
-	return c->recs[i].n ? c->recs[i].hits[0].line : 0;
+	if (!c->recs[i].n)
+		return 0;
+	/* "yields_to =": a line of one of those rules anywhere takes the
+	 * decision from this one (one level: those rules do not yield in
+	 * turn here). */
+	n = ga_rule_yields_to(r, &to);
+	for (size_t k = 0; k < n; k++)
+		if (c->recs[to[k]].n &&
+		    ga_rule_status_ok(ga_ruleset_rule(c->rs, to[k]), st))
+			return 0;
+	return c->recs[i].hits[0].line;
 }
 
 static bool set_evidence(struct ga_evidence *e, uint64_t line,

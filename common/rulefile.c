@@ -144,13 +144,14 @@ static void finish_rule(struct parser *p)
 		     r->id);
 		goto drop;
 	}
-	if (r->n_match == 0 && (r->n_exclude || r->exclusions.n_id ||
-	                        r->n_literal || r->fallback || r->fatal ||
-	                        r->echo_of.n_id || r->ignored_after.n_id)) {
+	if (r->n_match == 0 &&
+	    (r->n_exclude || r->exclusions.n_id || r->n_literal ||
+	     r->fallback || r->fatal || r->echo_of.n_id ||
+	     r->ignored_after.n_id || r->yields_to.n_id)) {
 		perr(p, r->line,
 		     "rule '%s': 'exclude', 'exclusion', 'literal', "
-		     "'fallback', 'fatal', 'echo_of' and 'ignored_after' need "
-		     "a 'match ='",
+		     "'fallback', 'fatal', 'echo_of', 'ignored_after' and "
+		     "'yields_to' need a 'match ='",
 		     r->id);
 		goto drop;
 	}
@@ -632,6 +633,11 @@ static bool add_ignored_after(struct parser *p, unsigned line, const char *tok)
 	return add_ref(p, line, "ignored_after", &p->cur->ignored_after, tok);
 }
 
+static bool add_yields_to(struct parser *p, unsigned line, const char *tok)
+{
+	return add_ref(p, line, "yields_to", &p->cur->yields_to, tok);
+}
+
 static bool add_exclusion(struct parser *p, unsigned line, const char *tok)
 {
 	return add_ref(p, line, "exclusion", &p->cur->exclusions, tok);
@@ -643,6 +649,7 @@ static void key_refs(struct parser *p, unsigned line, const char *key,
 	each_item(p, line, value,
 	          !strcmp(key, "echo_of")     ? add_echo_of
 	          : !strcmp(key, "exclusion") ? add_exclusion
+	          : !strcmp(key, "yields_to") ? add_yields_to
 	                                      : add_ignored_after);
 }
 
@@ -672,7 +679,8 @@ static const struct {
         {"state", key_state},        {"oom_kill", key_oom_kill},
         {"caseless", key_flag},      {"fallback", key_flag},
         {"fatal", key_flag},         {"echo_of", key_refs},
-        {"ignored_after", key_refs}, {"hint", key_hint},
+        {"ignored_after", key_refs}, {"yields_to", key_refs},
+        {"hint", key_hint},
 };
 
 /* A key of an [exclusion ID] section: only "exclude =". */
@@ -712,7 +720,7 @@ static void parse_key(struct parser *p, unsigned line, char *key, char *value)
 	     "rule '%s': unknown key '%s' (class, priority, "
 	     "match, exclude, exclusion, literal, exit, signal, state, "
 	     "oom_kill, caseless, fallback, fatal, echo_of, ignored_after, "
-	     "hint)",
+	     "yields_to, hint)",
 	     p->cur->id, key);
 }
 

@@ -67,6 +67,7 @@ void ga_rule_destroy(struct ga_rule *r)
 	free(r->literal);
 	refs_free(&r->echo_of);
 	refs_free(&r->ignored_after);
+	refs_free(&r->yields_to);
 	refs_free(&r->exclusions);
 	free(r);
 }
@@ -541,7 +542,7 @@ out:
 	return rc;
 }
 
-/* Turn the ids of R's KEY ("echo_of", "ignored_after") into indices of
+/* Turn the ids of R's KEY ("echo_of", "ignored_after", "yields_to") into indices of
  * RS.  An id that names no rule (an admin disabled it) only loses its
  * effect: a warning. */
 static int resolve_refs(const struct ga_ruleset *rs, const struct ga_rule *r,
@@ -574,7 +575,8 @@ static int resolve_all_refs(struct ga_ruleset *rs, struct ga_diag *diag)
 
 		if (resolve_refs(rs, r, "echo_of", &r->echo_of, diag) < 0 ||
 		    resolve_refs(rs, r, "ignored_after", &r->ignored_after,
-		                 diag) < 0)
+		                 diag) < 0 ||
+		    resolve_refs(rs, r, "yields_to", &r->yields_to, diag) < 0)
 			return -1;
 	}
 	return 0;
@@ -845,6 +847,12 @@ size_t ga_rule_ignored_after(const struct ga_rule *r, const uint32_t **rules)
 	return r->ignored_after.n;
 }
 
+size_t ga_rule_yields_to(const struct ga_rule *r, const uint32_t **rules)
+{
+	*rules = r->yields_to.at;
+	return r->yields_to.n;
+}
+
 bool ga_rule_is_fatal(const struct ga_rule *r)
 {
 	return r->fatal;
@@ -1092,6 +1100,7 @@ void ga_rule_format(const struct ga_rule *r, struct ga_buf *out)
 		ga_buf_puts(out, "fatal = yes\n");
 	write_refs(out, "echo_of", &r->echo_of);
 	write_refs(out, "ignored_after", &r->ignored_after);
+	write_refs(out, "yields_to", &r->yields_to);
 	switch (r->exit_kind) {
 	case EXIT_FAILURE_ONLY:
 		break;

@@ -99,6 +99,11 @@ size_t ga_rule_echo_of(const struct ga_rule *r, const uint32_t **rules);
  * traceback of an exception it swallowed.  The first line of R after a
  * line of one of them (within a traceback's reach) does not count. */
 size_t ga_rule_ignored_after(const struct ga_rule *r, const uint32_t **rules);
+/* The rules that R gives way to ("yields_to ="): R does not decide when a
+ * line of one of them counts anywhere in the log, before or after R's
+ * own (Slurm reports a job's oom-kill events when its batch step ends,
+ * after the cancellation that ended it, though the kills came first). */
+size_t ga_rule_yields_to(const struct ga_rule *r, const uint32_t **rules);
 /* A fatal rule's match proves the job failed even if it exited 0
  * ("fatal = yes": a shell reporting its child killed, an oom-kill). */
 bool ga_rule_is_fatal(const struct ga_rule *r);

@@ -16,7 +16,8 @@
 #include "rules.h"
 
 #define LITERALS_MAX 64 /* "literal =" lines, or literals of a pattern */
-/* Rules named by one rule's "echo_of =" (or "ignored_after =") lines. */
+/* Rules named by one rule's "echo_of =" (or "ignored_after =", "yields_to =")
+ * lines. */
 #define RULE_REFS_MAX 64
 
 enum exit_kind {
@@ -51,7 +52,7 @@ struct exclusion {
 	bool named; /* some rule names it */
 };
 
-/* Other rules that a rule names ("echo_of =", "ignored_after ="): the ids
+/* Other rules that a rule names ("echo_of =", "ignored_after =", "yields_to ="): the ids
  * as written, and once the set is compiled the ones found, as indices. */
 struct rule_refs {
 	char **id;
@@ -84,6 +85,7 @@ struct ga_rule {
 	int oom;          /* -1 no condition, 0 none, 1 at least one */
 	struct rule_refs echo_of;
 	struct rule_refs ignored_after;
+	struct rule_refs yields_to;
 	struct rule_refs exclusions; /* "exclusion =": ids only */
 };
 

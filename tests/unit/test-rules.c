@@ -214,23 +214,26 @@ static void test_errors(void)
 	             "[rule x]\nclass = nan\nsignal = SEGV\nexclude = abcd\n",
 	             1,
 	             "t.rules:1: error: rule 'x': 'exclude', 'exclusion', "
-	             "'literal', 'fallback', 'fatal', 'echo_of' and "
-	             "'ignored_after' need a 'match ='");
+	             "'literal', 'fallback', 'fatal', 'echo_of', "
+	             "'ignored_after' and 'yields_to' need a 'match ='");
 	expect_error("literal without match",
 	             "[rule x]\nclass = nan\nsignal = SEGV\nliteral = abcd\n",
 	             1,
-	             "'literal', 'fallback', 'fatal', 'echo_of' and "
-	             "'ignored_after' need a 'match ='");
+	             "'literal', 'fallback', 'fatal', 'echo_of', "
+	             "'ignored_after' and 'yields_to' need a 'match ='");
 	expect_error("fatal without match",
 	             "[rule x]\nclass = nan\nsignal = SEGV\nfatal = yes\n", 1,
-	             "'echo_of' and 'ignored_after' need a 'match ='");
+	             "'ignored_after' and 'yields_to' need a 'match ='");
 	expect_error("echo_of without match",
 	             "[rule x]\nclass = nan\nsignal = SEGV\necho_of = y\n", 1,
-	             "'echo_of' and 'ignored_after' need a 'match ='");
+	             "'ignored_after' and 'yields_to' need a 'match ='");
 	expect_error("ignored_after without match",
 	             "[rule x]\nclass = nan\nsignal = SEGV\n"
 	             "ignored_after = y\n",
-	             1, "'echo_of' and 'ignored_after' need a 'match ='");
+	             1, "'ignored_after' and 'yields_to' need a 'match ='");
+	expect_error("yields_to without match",
+	             "[rule x]\nclass = nan\nsignal = SEGV\nyields_to = y\n", 1,
+	             "'ignored_after' and 'yields_to' need a 'match ='");
 	expect_error("ignored_after: not an id",
 	             "[rule x]\nclass = nan\nmatch = abcd\n"
 	             "ignored_after = a/b\n",
@@ -484,11 +487,12 @@ static void test_accepts(void)
 	               "(\"engine stalled twice\"");
 	unload(&l);
 
-	/* "echo_of" and "ignored_after" name rules of the whole set, wherever
+	/* "echo_of", "ignored_after" and "yields_to" name rules of the whole set, wherever
 	 * they are defined; one that is not there (an admin disabled it) only
 	 * loses its effect. */
 	expect_refs(&l, "echo_of", ga_rule_echo_of);
 	expect_refs(&l, "ignored_after", ga_rule_ignored_after);
+	expect_refs(&l, "yields_to", ga_rule_yields_to);
 
 	/* A rule with a pattern that has no literal: warned, unfiltered. */
 	expect_warning(&l, "literal-less rule",
