@@ -542,9 +542,9 @@ out:
 	return rc;
 }
 
-/* Turn the ids of R's KEY ("echo_of", "ignored_after", "yields_to") into indices of
- * RS.  An id that names no rule (an admin disabled it) only loses its
- * effect: a warning. */
+/* Turn the ids of R's KEY ("echo_of", "ignored_after", "yields_to") into
+ * indices of RS.  An id that names no rule (an admin disabled it) only
+ * loses its effect: a warning. */
 static int resolve_refs(const struct ga_ruleset *rs, const struct ga_rule *r,
                         const char *key, struct rule_refs *refs,
                         struct ga_diag *diag)

@@ -52,8 +52,9 @@ struct exclusion {
 	bool named; /* some rule names it */
 };
 
-/* Other rules that a rule names ("echo_of =", "ignored_after =", "yields_to ="): the ids
- * as written, and once the set is compiled the ones found, as indices. */
+/* Other rules that a rule names ("echo_of =", "ignored_after =",
+ * "yields_to ="): the ids as written, and once the set is compiled the
+ * ones found, as indices. */
 struct rule_refs {
 	char **id;
 	size_t n_id;
