@@ -887,19 +887,6 @@ static void test_echoes_and_context(void)
 	expect("a level and a stamp without a source line are text",
 	       "ERROR 04-01 20:31:07 KeyError: 'w'\n", 1, GA_CLASS_UNKNOWN,
 	       "(none)", 0);
-	/* slurmstepd reports a batch step's oom-kills when the step ends,
-	 * after the job's cancellation: the kills came first. */
-	expect("a job cancelled, then its oom-kills reported",
-	       "slurmstepd: error: *** JOB 21392618 ON n2 CANCELLED AT "
-	       "2023-04-17T11:26:50 ***\n"
-	       "slurmstepd: error: Detected 1 oom-kill event(s) in "
-	       "StepId=21392618.batch. Some of your processes may have been "
-	       "killed by the cgroup out-of-memory handler.\n",
-	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "slurm.oom-kill", 2);
-	expect("a job cancelled without oom-kills",
-	       "slurmstepd: error: *** JOB 21392618 ON n2 CANCELLED AT "
-	       "2023-04-17T11:26:50 ***\n",
-	       UNKNOWN_STATUS, GA_CLASS_CANCELLED, "slurm.cancelled", 1);
 	/* Job tools' state lines describe a job, not necessarily this one:
 	 * they count only when this job did not exit 0. */
 	expect("sacct rows in a job that exited 0",
@@ -991,6 +978,19 @@ static void test_echoes_and_context(void)
 	       "slurmstepd: error: *** STEP 5.0 ON "
 	       "n1 CANCELLED AT 2026-01-01T00:00:00 ***\n",
 	       UNKNOWN_STATUS, GA_CLASS_CANCELLED, "slurm.step-cancelled", 1);
+	/* slurmstepd reports a batch step's oom-kills when the step ends,
+	 * after the job's cancellation: the kills came first. */
+	expect("a job cancelled, then its oom-kills reported",
+	       "slurmstepd: error: *** JOB 21392618 ON n2 CANCELLED AT "
+	       "2023-04-17T11:26:50 ***\n"
+	       "slurmstepd: error: Detected 1 oom-kill event(s) in "
+	       "StepId=21392618.batch. Some of your processes may have been "
+	       "killed by the cgroup out-of-memory handler.\n",
+	       UNKNOWN_STATUS, GA_CLASS_HOST_OOM, "slurm.oom-kill", 2);
+	expect("a job cancelled without oom-kills",
+	       "slurmstepd: error: *** JOB 21392618 ON n2 CANCELLED AT "
+	       "2023-04-17T11:26:50 ***\n",
+	       UNKNOWN_STATUS, GA_CLASS_CANCELLED, "slurm.cancelled", 1);
 	expect("preempted by the job's own handler",
 	       "submitit WARNING (2021-04-01 02:26:27,643) - Caught signal "
 	       "SIGUSR1 on n1: this job is preempted.\n",
