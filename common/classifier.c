@@ -260,22 +260,33 @@ static size_t tagged_prefix(const char *s, size_t len)
 	return j + 2;
 }
 
+/* Length of a time stamp at S in the form of TEMPLATE ('d' a digit,
+ * any other byte itself), with the fraction of a second that may follow
+ * it ("12:00:00.123"); 0 when S does not hold it and a byte after it. */
+static size_t stamp_len(const char *s, size_t len, const char *template)
+{
+	size_t n = strlen(template), j;
+
+	if (len <= n)
+		return 0;
+	for (j = 0; j < n; j++)
+		if (template[j] == 'd' ? !(s[j] >= '0' && s[j] <= '9')
+		                       : s[j] != template[j])
+			return 0;
+	if (s[j] == '.')
+		for (j++; j < len && s[j] >= '0' && s[j] <= '9'; j++)
+			;
+	return j;
+}
+
 /* Length of an RFC 3339 time stamp at S ("2024-01-01T12:00:00.123Z",
  * "...:00+02:00"), 0 when there is none. */
 static size_t rfc3339_stamp(const char *s, size_t len)
 {
-	static const char stamp[] = "dddd-dd-ddTdd:dd:dd";
-	size_t j;
+	size_t j = stamp_len(s, len, "dddd-dd-ddTdd:dd:dd");
 
-	if (len < sizeof(stamp))
+	if (j == 0)
 		return 0;
-	for (j = 0; j < sizeof(stamp) - 1; j++)
-		if (stamp[j] == 'd' ? !(s[j] >= '0' && s[j] <= '9')
-		                    : s[j] != stamp[j])
-			return 0;
-	if (j < len && s[j] == '.')
-		for (j++; j < len && s[j] >= '0' && s[j] <= '9'; j++)
-			;
 	if (j < len && s[j] == 'Z')
 		return j + 1;
 	if (j + 6 <= len && (s[j] == '+' || s[j] == '-') && s[j + 3] == ':')
@@ -320,7 +331,6 @@ static size_t paste_prefix(const char *s, size_t len)
  * 0 when there is none. */
 static size_t vllm_prefix(const char *s, size_t len)
 {
-	static const char stamp[] = "dd-dd dd:dd:dd";
 	const char *level;
 	size_t j, d;
 
@@ -344,15 +354,12 @@ static size_t vllm_prefix(const char *s, size_t len)
 		return 0;
 	}
 	j = strlen(level);
-	if (len < j + sizeof(stamp) || strncmp(s, level, j))
+	if (len <= j || strncmp(s, level, j))
 		return 0;
-	for (d = 0; d < sizeof(stamp) - 1; d++, j++)
-		if (stamp[d] == 'd' ? !(s[j] >= '0' && s[j] <= '9')
-		                    : s[j] != stamp[d])
-			return 0;
-	if (s[j] == '.')
-		for (j++; j < len && s[j] >= '0' && s[j] <= '9'; j++)
-			;
+	d = stamp_len(s + j, len - j, "dd-dd dd:dd:dd");
+	if (d == 0)
+		return 0;
+	j += d;
 	if (j >= len || s[j++] != ' ')
 		return 0;
 	if (j < len && s[j] == '[')
