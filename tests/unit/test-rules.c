@@ -487,9 +487,9 @@ static void test_accepts(void)
 	               "(\"engine stalled twice\"");
 	unload(&l);
 
-	/* "echo_of", "ignored_after" and "yields_to" name rules of the whole set, wherever
-	 * they are defined; one that is not there (an admin disabled it) only
-	 * loses its effect. */
+	/* "echo_of", "ignored_after" and "yields_to" name rules of the whole
+	 * set, wherever they are defined; one that is not there (an admin
+	 * disabled it) only loses its effect. */
 	expect_refs(&l, "echo_of", ga_rule_echo_of);
 	expect_refs(&l, "ignored_after", ga_rule_ignored_after);
 	expect_refs(&l, "yields_to", ga_rule_yields_to);
